@@ -1,0 +1,118 @@
+package losses
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/simplego"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+var testBackend = sync.OnceValue(func() backends.Backend {
+	b, err := backends.NewWithConfig("go")
+	if err != nil {
+		panic(err)
+	}
+	return b
+})
+
+// array is a float64 tensor given as flat data and dimensions.
+type array struct {
+	data []float64
+	dims []int
+}
+
+func (a array) tensor() *tensors.Tensor { return tensors.FromFlatDataAndDimensions(a.data, a.dims...) }
+
+// randomArray draws N(0,1) (scaled) values with the given dimensions.
+func randomArray(rng *rand.Rand, scale float64, dims ...int) array {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	data := make([]float64, n)
+	for i := range data {
+		data[i] = scale * rng.NormFloat64()
+	}
+	return array{data, dims}
+}
+
+// bitsArray draws 0/1 values with P(1) = p.
+func bitsArray(rng *rand.Rand, p float64, dims ...int) array {
+	a := randomArray(rng, 1, dims...)
+	for i := range a.data {
+		a.data[i] = 0
+		if rng.Float64() < p {
+			a.data[i] = 1
+		}
+	}
+	return a
+}
+
+// run executes fn on the SimpleGo backend and returns its outputs as flat float64 slices.
+func run(t *testing.T, fn func(inputs []*Node) []*Node, inputs ...array) [][]float64 {
+	t.Helper()
+	exec, err := NewExec(testBackend(), fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := make([]any, len(inputs))
+	for i, in := range inputs {
+		args[i] = in.tensor()
+	}
+	outs, err := exec.Exec(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := make([][]float64, len(outs))
+	for i, o := range outs {
+		res[i], err = tensors.CopyFlatData[float64](o)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res
+}
+
+// quadratic is E(x) = ½ Σ a_d x_d² + Σ b_d x_d per example, over the
+// flattened example; a and b are graph nodes so tests can differentiate
+// with respect to them.
+func quadratic(a, b *Node) EnergyFn {
+	return func(x *Node) *Node {
+		flat := Reshape(x, x.Shape().Dimensions[0], a.Shape().Size())
+		return ReduceSum(Add(MulScalar(Mul(InsertAxes(a, 0), Square(flat)), 0.5), Mul(InsertAxes(b, 0), flat)), 1)
+	}
+}
+
+// quadraticNaive evaluates the same energy on one example.
+func quadraticNaive(a, b, x []float64) float64 {
+	var e float64
+	for d := range x {
+		e += 0.5*a[d]*x[d]*x[d] + b[d]*x[d]
+	}
+	return e
+}
+
+// logSumExpNaive is log Σ exp(v) in float64 with the max shift.
+func logSumExpNaive(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	var s float64
+	for _, x := range v {
+		s += math.Exp(x - m)
+	}
+	return m + math.Log(s)
+}
+
+func assertClose(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.IsNaN(got) || math.Abs(got-want) > tol*math.Max(1, math.Abs(want)) {
+		t.Errorf("%s = %.10g, want %.10g (tolerance %g)", what, got, want, tol)
+	}
+}

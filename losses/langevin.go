@@ -1,0 +1,67 @@
+package losses
+
+import (
+	"fmt"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// LangevinConfig holds the settings of (unadjusted) Langevin dynamics:
+//
+//	x ← x − (s²/2) ∇E(x) + s·ξ,  ξ ~ N(0, I),
+//
+// with step size s. In the "ε" form used by some papers,
+// x += (ε/2)∇log p + √ε ξ, the step size is s = √ε.
+type LangevinConfig struct {
+	// StepSize is s, the standard deviation of the injected noise.
+	StepSize float64
+	// Steps is the number of updates.
+	Steps int
+	// NoNoise drops the noise term, leaving gradient descent on the energy
+	// with learning rate s²/2.
+	NoNoise bool
+}
+
+// Validate reports the first invalid setting, naming it and its value.
+func (c LangevinConfig) Validate() error {
+	if err := positive("Langevin step size", c.StepSize); err != nil {
+		return err
+	}
+	if c.Steps < 0 {
+		return fmt.Errorf("Langevin steps = %d: must be ≥ 0", c.Steps)
+	}
+	return nil
+}
+
+// Langevin runs cfg.Steps Langevin updates on energy starting from x0 and
+// returns the final state, with gradients stopped: samples are data for the
+// losses that use them, never something to differentiate through.
+//
+// GoMLX has no loop op, so the chain is unrolled in the graph.
+func Langevin(ctx *context.Context, energy EnergyFn, x0 *Node, cfg LangevinConfig) *Node {
+	return StopGradient(LangevinTrace(ctx, energy, x0, cfg, nil))
+}
+
+// LangevinTrace is Langevin that also calls observe (when not nil) with the
+// step number and the energies E(x) computed at each step, before that step's
+// update — for diagnostics such as energy profiles. The returned state is
+// not gradient-stopped.
+func LangevinTrace(ctx *context.Context, energy EnergyFn, x0 *Node, cfg LangevinConfig, observe func(step int, e *Node)) *Node {
+	mustValid(cfg)
+	s := cfg.StepSize
+	x := x0
+	for step := range cfg.Steps {
+		// Differentiate with respect to the live node: GoMLX returns zeros for
+		// a gradient taken with respect to a StopGradient node.
+		e, grad := EnergyGradient(energy, x)
+		if observe != nil {
+			observe(step, e)
+		}
+		x = Sub(x, MulScalar(grad, s*s/2))
+		if !cfg.NoNoise {
+			x = Add(x, MulScalar(ctx.RandomNormal(x.Graph(), x.Shape()), s))
+		}
+	}
+	return x
+}
