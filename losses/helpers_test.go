@@ -66,7 +66,7 @@ func run(t *testing.T, fn func(inputs []*Node) []*Node, inputs ...array) [][]flo
 	}
 	outs, err := exec.Exec(args...)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%+v", err)
 	}
 	res := make([][]float64, len(outs))
 	for i, o := range outs {

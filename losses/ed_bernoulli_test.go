@@ -1,0 +1,54 @@
+package losses
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+)
+
+func TestBernoulliEnergyDiscrepancyMatchesNaiveLoop(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  BernoulliEDConfig
+	}{
+		{"stabilised", BernoulliEDConfig{Epsilon: 0.1, M: 4, W: 1}},
+		{"no stabiliser", BernoulliEDConfig{Epsilon: 0.3, M: 2, W: 0}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			const batch, dim = 4, 6
+			rng := rand.New(rand.NewPCG(11, 12))
+			a, b := randomArray(rng, 1, dim), randomArray(rng, 1, dim)
+			x := bitsArray(rng, 0.5, batch, dim)
+			xi := bitsArray(rng, c.cfg.Epsilon, batch, dim)
+			xiPrime := bitsArray(rng, c.cfg.Epsilon, batch, c.cfg.M, dim)
+			got := run(t, func(in []*Node) []*Node {
+				return []*Node{BernoulliEnergyDiscrepancyWithNoise(quadratic(in[0], in[1]), in[2], in[3], in[4], c.cfg)}
+			}, a, b, x, xi, xiPrime)[0][0]
+
+			var want float64
+			for i := range batch {
+				xRow := x.data[i*dim : (i+1)*dim]
+				var terms []float64
+				if c.cfg.W > 0 {
+					terms = append(terms, math.Log(c.cfg.W))
+				}
+				for j := range c.cfg.M {
+					y := make([]float64, dim)
+					for d := range dim {
+						flips := int(xi.data[i*dim+d]) + int(xiPrime.data[(i*c.cfg.M+j)*dim+d])
+						y[d] = xRow[d]
+						if flips%2 == 1 {
+							y[d] = 1 - xRow[d]
+						}
+					}
+					terms = append(terms, quadraticNaive(a.data, b.data, xRow)-quadraticNaive(a.data, b.data, y))
+				}
+				want += logSumExpNaive(terms) - math.Log(float64(c.cfg.M))
+			}
+			assertClose(t, "Bernoulli ED", got, want/batch, 1e-9)
+		})
+	}
+}
