@@ -1,0 +1,122 @@
+// Package backend picks and opens the GoMLX backend a program runs on: XLA
+// with a CUDA PJRT plugin when one is installed (or named), else SimpleGo,
+// the pure-Go CPU backend. It never downloads a plugin.
+package backend
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/simplego" // SimpleGo, always available.
+	"github.com/gomlx/gomlx/backends/xla"
+)
+
+// CUDAPluginName is the file name go-xla's installer gives the CUDA plugin.
+const CUDAPluginName = "pjrt_c_api_cuda_plugin.so"
+
+// Choice is a resolved backend configuration and why it was chosen.
+type Choice struct {
+	// Config is the GoMLX backend configuration, e.g. "go" or "xla:/path/plugin.so".
+	Config string
+	// Reason says in words why this backend was chosen.
+	Reason string
+}
+
+// Resolve turns a user's request into a backend configuration:
+//
+//   - "" or "auto": $GOMLX_BACKEND if set, else XLA with the first CUDA PJRT
+//     plugin found (see CUDAPluginCandidates), else SimpleGo;
+//   - "go" (or "cpu", "simplego"): SimpleGo;
+//   - "cuda" (or "gpu"): XLA with the first CUDA plugin found, or an error;
+//   - "xla:NAME" or "xla:/absolute/path.so": passed to GoMLX as given.
+func Resolve(request string) (Choice, error) {
+	switch strings.ToLower(request) {
+	case "", "auto":
+		if env := os.Getenv(backends.ConfigEnvVar); env != "" {
+			return Choice{env, "from $" + backends.ConfigEnvVar}, nil
+		}
+		if path, ok := FindCUDAPlugin(); ok {
+			return Choice{"xla:" + path, "CUDA PJRT plugin found at " + path}, nil
+		}
+		return Choice{"go", fmt.Sprintf("no CUDA PJRT plugin found (looked for %s in %s); using SimpleGo, the pure-Go CPU backend",
+			CUDAPluginName, strings.Join(searchDirs(), ", "))}, nil
+	case "go", "cpu", "simplego":
+		return Choice{"go", "SimpleGo requested"}, nil
+	case "cuda", "gpu":
+		if path, ok := FindCUDAPlugin(); ok {
+			return Choice{"xla:" + path, "CUDA PJRT plugin found at " + path}, nil
+		}
+		return Choice{}, fmt.Errorf("backend %q: no CUDA PJRT plugin found (looked for %s in %s); install go-xla's CUDA plugin, or name one with -backend=xla:/path/to/plugin.so",
+			request, CUDAPluginName, strings.Join(searchDirs(), ", "))
+	}
+	if path, ok := strings.CutPrefix(request, "xla:"); ok && filepath.IsAbs(path) {
+		if _, err := os.Stat(path); err != nil {
+			return Choice{}, fmt.Errorf("backend %q: PJRT plugin file not found: %w", request, err)
+		}
+	}
+	return Choice{request, "requested"}, nil
+}
+
+// Open resolves request (see Resolve) and creates the backend. Automatic
+// plugin downloads are disabled: a missing plugin is an error, not a fetch.
+func Open(request string) (backends.Backend, Choice, error) {
+	choice, err := Resolve(request)
+	if err != nil {
+		return nil, choice, err
+	}
+	xla.EnableAutoInstall(false)
+	b, err := backends.NewWithConfig(choice.Config)
+	if err != nil {
+		return nil, choice, fmt.Errorf("opening backend %q (%s): %w", choice.Config, choice.Reason, err)
+	}
+	return b, choice, nil
+}
+
+// FindCUDAPlugin returns the first CUDA PJRT plugin file that exists among
+// CUDAPluginCandidates.
+func FindCUDAPlugin() (string, bool) {
+	for _, path := range CUDAPluginCandidates() {
+		if info, err := os.Stat(path); err == nil && !info.IsDir() {
+			return path, true
+		}
+	}
+	return "", false
+}
+
+// CUDAPluginCandidates lists where a CUDA PJRT plugin is looked for, in
+// order: go-xla's install directories ($PJRT_PLUGIN_LIBRARY_PATH,
+// ~/.local/lib/go-xla, /usr/local/lib/go-xla and their nvidia/ folders),
+// then the plugin that JAX's jax-cuda12/13-pjrt Python packages ship.
+func CUDAPluginCandidates() []string {
+	var paths []string
+	for _, dir := range searchDirs() {
+		paths = append(paths, filepath.Join(dir, CUDAPluginName))
+	}
+	for _, pattern := range []string{
+		"/usr/lib/python3/dist-packages/jax_plugins/xla_cuda1*/xla_cuda_plugin.so",
+		"/usr/local/lib/python3*/dist-packages/jax_plugins/xla_cuda1*/xla_cuda_plugin.so",
+		"/usr/local/lib/python3*/site-packages/jax_plugins/xla_cuda1*/xla_cuda_plugin.so",
+	} {
+		matches, _ := filepath.Glob(pattern)
+		paths = append(paths, matches...)
+	}
+	return paths
+}
+
+// searchDirs are go-xla's plugin directories.
+func searchDirs() []string {
+	var dirs []string
+	for _, dir := range filepath.SplitList(os.Getenv("PJRT_PLUGIN_LIBRARY_PATH")) {
+		if dir != "" {
+			dirs = append(dirs, dir)
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		local := filepath.Join(home, ".local", "lib", "go-xla")
+		dirs = append(dirs, local, filepath.Join(local, "nvidia"))
+	}
+	return append(dirs, "/usr/local/lib/go-xla", "/usr/local/lib/go-xla/nvidia")
+}

@@ -1,0 +1,77 @@
+package backend
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// isolate points every search location at empty temporary directories.
+func isolate(t *testing.T) (pluginDir string) {
+	t.Helper()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("GOMLX_BACKEND", "")
+	pluginDir = t.TempDir()
+	t.Setenv("PJRT_PLUGIN_LIBRARY_PATH", pluginDir)
+	return pluginDir
+}
+
+func TestResolve(t *testing.T) {
+	cases := []struct {
+		name       string
+		request    string
+		env        string
+		plugin     bool // a fake CUDA plugin file is installed
+		wantConfig string
+		wantErr    string
+	}{
+		{"auto without plugin falls back to SimpleGo", "auto", "", false, "go", ""},
+		{"empty request is auto", "", "", false, "go", ""},
+		{"auto with plugin uses XLA", "auto", "", true, "xla:PLUGIN", ""},
+		{"environment overrides auto", "auto", "xla:cuda", true, "xla:cuda", ""},
+		{"explicit SimpleGo ignores plugin", "go", "", true, "go", ""},
+		{"cuda with plugin", "cuda", "", true, "xla:PLUGIN", ""},
+		{"cuda without plugin is an error", "cuda", "", false, "", CUDAPluginName},
+		{"missing absolute plugin path", "xla:/no/such/plugin.so", "", false, "", "/no/such/plugin.so"},
+		{"other configs pass through", "xla:cpu", "", false, "xla:cpu", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := isolate(t)
+			plugin := filepath.Join(dir, CUDAPluginName)
+			if c.plugin {
+				if err := os.WriteFile(plugin, []byte("fake"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("GOMLX_BACKEND", c.env)
+			got, err := Resolve(c.request)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("Resolve(%q) error = %v, want one mentioning %q", c.request, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Resolve(%q): %v", c.request, err)
+			}
+			want := strings.Replace(c.wantConfig, "PLUGIN", plugin, 1)
+			if got.Config != want || got.Reason == "" {
+				t.Errorf("Resolve(%q) = %+v, want config %q with a reason", c.request, got, want)
+			}
+		})
+	}
+}
+
+func TestOpenSimpleGo(t *testing.T) {
+	isolate(t)
+	b, choice, err := Open("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Finalize()
+	if choice.Config != "go" || !strings.Contains(choice.Reason, "SimpleGo") {
+		t.Errorf("choice = %+v, want SimpleGo with a reason saying so", choice)
+	}
+}

@@ -1,0 +1,115 @@
+package plots
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Line plot size in pixels and the resolution used to convert it to lengths.
+const (
+	linePlotWidth  = 800
+	linePlotHeight = 500
+	linePlotDPI    = 96
+)
+
+// LinePlot describes a line chart for [WriteLinePlot].
+type LinePlot struct {
+	// Title, XLabel and YLabel are the chart title and axis labels.
+	Title, XLabel, YLabel string
+	// LogY puts the y axis on a logarithmic scale.
+	LogY bool
+	// Series are the curves, drawn in order, each in its own colour.
+	Series []Series
+}
+
+// Series is one named curve of a [LinePlot]; X and Y are paired by index.
+type Series struct {
+	// Name labels the curve in the legend.
+	Name string
+	// X and Y are the point coordinates and must have equal lengths.
+	X, Y []float64
+}
+
+// WriteLinePlot writes p as an 800×500 PNG with a legend. Points with a NaN
+// or infinite coordinate, and with LogY points whose y is not positive, are
+// skipped rather than failing the plot; a series left with no points is
+// omitted. Series get distinct colours, and dash patterns too once the
+// colours run out.
+func WriteLinePlot(path string, p LinePlot) error {
+	pl := plot.New()
+	pl.Title.Text = p.Title
+	pl.X.Label.Text = p.XLabel
+	pl.Y.Label.Text = p.YLabel
+	pl.Legend.Top = true
+	if p.LogY {
+		pl.Y.Scale = plot.LogScale{}
+		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1} // "10", not "1e+01"
+	}
+
+	ylo, yhi := math.Inf(1), math.Inf(-1)
+	for i, s := range p.Series {
+		if len(s.X) != len(s.Y) {
+			return fmt.Errorf("plots: line plot %s: series %d (%q) has len(X) = %d, want len(Y) = %d",
+				path, i, s.Name, len(s.X), len(s.Y))
+		}
+		xys := drawablePoints(s, p.LogY)
+		if len(xys) == 0 {
+			continue
+		}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return fmt.Errorf("plots: line plot %s: series %d (%q): %w", path, i, s.Name, err)
+		}
+		n := len(plotutil.DarkColors)
+		line.Color = plotutil.DarkColors[i%n]
+		line.Dashes = plotutil.Dashes(i / n)
+		line.Width = vg.Points(1.5)
+		pl.Add(line)
+		pl.Legend.Add(s.Name, line)
+		for _, xy := range xys {
+			ylo, yhi = min(ylo, xy.Y), max(yhi, xy.Y)
+		}
+	}
+	if p.LogY {
+		// gonum pads an empty or one-value axis by ±1, which can reach zero or
+		// below and make the log scale panic; pad by a factor instead.
+		switch {
+		case ylo > yhi:
+			pl.Y.Min, pl.Y.Max = 1, 10
+		case ylo == yhi:
+			pl.Y.Min, pl.Y.Max = ylo/2, yhi*2
+		}
+	}
+
+	c := vgimg.NewWith(
+		vgimg.UseWH(linePlotWidth*vg.Inch/linePlotDPI, linePlotHeight*vg.Inch/linePlotDPI),
+		vgimg.UseDPI(linePlotDPI),
+	)
+	pl.Draw(draw.New(c))
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+		return err
+	})
+}
+
+// drawablePoints returns the points of s that can be drawn: both coordinates
+// finite and, on a log y axis, y positive.
+func drawablePoints(s Series, logY bool) plotter.XYs {
+	xys := make(plotter.XYs, 0, len(s.X))
+	for j, x := range s.X {
+		y := s.Y[j]
+		if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) || (logY && y <= 0) {
+			continue
+		}
+		xys = append(xys, plotter.XY{X: x, Y: y})
+	}
+	return xys
+}

@@ -1,0 +1,107 @@
+package plots
+
+import (
+	"image"
+	"image/color"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The first two series colours: red and green.
+var (
+	series0 = color.RGBA{238, 46, 47, 255}
+	series1 = color.RGBA{0, 140, 72, 255}
+)
+
+// countNear counts the pixels of img within tol of c in every channel.
+func countNear(img image.Image, c color.RGBA, tol int) int {
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			p := rgbaAt(img, x, y)
+			if absDiff(p.R, c.R) <= tol && absDiff(p.G, c.G) <= tol && absDiff(p.B, c.B) <= tol {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func absDiff(a, b uint8) int { return max(int(a)-int(b), int(b)-int(a)) }
+
+func TestWriteLinePlot(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	tests := []struct {
+		name       string
+		plot       LinePlot
+		wantColors []color.RGBA // must appear
+		noColors   []color.RGBA // must not appear
+	}{
+		{
+			name: "two series",
+			plot: LinePlot{Title: "loss", XLabel: "step", YLabel: "value", Series: []Series{
+				{Name: "train", X: []float64{0, 1, 2, 3}, Y: []float64{4, 3, 2.5, 2}},
+				{Name: "test", X: []float64{0, 1, 2, 3}, Y: []float64{4.2, 3.5, 3.1, 3}},
+			}},
+			wantColors: []color.RGBA{series0, series1},
+		},
+		{
+			name: "log y skips non-positive and non-finite points",
+			plot: LinePlot{LogY: true, Series: []Series{
+				{Name: "all non-positive", X: []float64{0, 1, 2}, Y: []float64{-1, 0, nan}},
+				{Name: "mixed", X: []float64{0, 1, 2, 3, inf, 5}, Y: []float64{100, nan, 10, 0, 1, 0.5}},
+			}},
+			wantColors: []color.RGBA{series1},
+			noColors:   []color.RGBA{series0},
+		},
+		{
+			name: "log y single value",
+			plot: LinePlot{LogY: true, Series: []Series{
+				{Name: "flat", X: []float64{0, 1}, Y: []float64{0.3, 0.3}},
+			}},
+			wantColors: []color.RGBA{series0},
+		},
+		{
+			name: "log y without drawable points",
+			plot: LinePlot{LogY: true, Title: "empty", Series: []Series{
+				{Name: "none", X: []float64{0}, Y: []float64{0}},
+			}},
+			noColors: []color.RGBA{series0},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "plot.png")
+			if err := WriteLinePlot(path, tc.plot); err != nil {
+				t.Fatal(err)
+			}
+			img := readPNG(t, path)
+			checkSize(t, img, 800, 500)
+			// Axes, ticks and labels alone darken well over a thousand pixels.
+			if n := 800*500 - countNear(img, white, 0); n < 1000 {
+				t.Errorf("only %d non-white pixels: plot looks blank", n)
+			}
+			for _, c := range tc.wantColors {
+				if n := countNear(img, c, 10); n < 10 {
+					t.Errorf("colour %v on %d pixels, want a drawn series", c, n)
+				}
+			}
+			for _, c := range tc.noColors {
+				if n := countNear(img, c, 10); n != 0 {
+					t.Errorf("colour %v on %d pixels, want none", c, n)
+				}
+			}
+		})
+	}
+}
+
+func TestWriteLinePlotRejectsMismatchedSeries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.png")
+	err := WriteLinePlot(path, LinePlot{Series: []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{1}}}})
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), `"a"`) {
+		t.Errorf("error = %v, want one naming %s and series \"a\"", err, path)
+	}
+}
