@@ -1,0 +1,219 @@
+package mnist
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// idx encodes an unsigned-byte IDX file by hand: 0, 0, type 0x08, rank, then
+// big-endian uint32 dimensions and the data.
+func idx(dims []int, data []byte) []byte {
+	out := []byte{0, 0, 0x08, byte(len(dims))}
+	for _, d := range dims {
+		out = append(out, byte(d>>24), byte(d>>16), byte(d>>8), byte(d))
+	}
+	return append(out, data...)
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func writeFile(t *testing.T, dir, name string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Three 2×4 images: rows ≠ columns, so a transposition would show.
+const testN, testH, testW = 3, 2, 4
+
+// testPixelValues holds the images' bytes in IDX (row-major) order: distinct,
+// including the extremes 0 and 255.
+var testPixelValues = []byte{
+	0, 255, 1, 254, 17, 34, 51, 68,
+	85, 102, 119, 136, 153, 170, 187, 204,
+	221, 238, 2, 3, 5, 8, 13, 128,
+}
+
+func testPixel(n, h, w int) byte { return testPixelValues[(n*testH+h)*testW+w] }
+
+var testLabels = []byte{7, 0, 9}
+
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name       string
+		split      string
+		gzipImages bool
+		gzipLabels bool
+		imagesFile string
+		labelsFile string
+		wantName   string
+	}{
+		{"plain train", "train", false, false, "train-images-idx3-ubyte", "train-labels-idx1-ubyte", "train"},
+		{"gzipped test", "test", true, true, "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz", "test"},
+		// Compression is told by the magic bytes, not by the name.
+		{"gzip without .gz", "test", true, false, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", "test"},
+		{"plain with .gz", "train", false, true, "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte", "train"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "tiny")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			images := idx([]int{testN, testH, testW}, testPixelValues)
+			labels := idx([]int{testN}, testLabels)
+			if tc.gzipImages {
+				images = gzipped(t, images)
+			}
+			if tc.gzipLabels {
+				labels = gzipped(t, labels)
+			}
+			writeFile(t, dir, tc.imagesFile, images)
+			writeFile(t, dir, tc.labelsFile, labels)
+
+			im, err := Load(dir, tc.split)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if im.Name != "tiny/"+tc.wantName || !slices.Equal(im.Shape(), []int{testN, testH, testW, 1}) {
+				t.Fatalf("Load: name %q shape %v, want %q [%d %d %d 1]", im.Name, im.Shape(), "tiny/"+tc.wantName, testN, testH, testW)
+			}
+			for n := range testN {
+				if im.Labels[n] != int(testLabels[n]) {
+					t.Errorf("label %d = %d, want %d", n, im.Labels[n], testLabels[n])
+				}
+				for h := range testH {
+					for w := range testW {
+						want := float64(testPixel(n, h, w))/127.5 - 1
+						if got := im.Pixels[(n*testH+h)*testW+w]; abs(float64(got)-want) > 1e-6 {
+							t.Errorf("pixel (%d,%d,%d) = %v, want %v", n, h, w, got, want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func abs(x float64) float64 { return max(x, -x) }
+
+func TestReadIDXErrors(t *testing.T) {
+	valid := idx([]int{2, 3}, []byte{1, 2, 3, 4, 5, 6})
+	tests := []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"empty", nil, "truncated IDX header"},
+		{"bad magic", append([]byte{0x12, 0x34}, valid[2:]...), "not an IDX file"},
+		{"rank zero", []byte{0, 0, 8, 0}, "not an IDX file"},
+		{"float type", append([]byte{0, 0, 0x0d}, valid[3:]...), "data type 0x0d"},
+		{"short dimensions", valid[:9], "truncated IDX header"},
+		{"short data", valid[:len(valid)-1], "5 bytes, want 6"},
+		{"gzipped short data", gzipped(t, valid[:len(valid)-2]), "4 bytes, want 6"},
+		{"trailing data", append(slices.Clone(valid), 9), "longer than the 6 bytes"},
+		{"huge dimensions", idx([]int{0xffffffff, 0xffffffff, 0xffffffff}, nil), "byte limit"},
+		{"corrupt gzip", []byte{0x1f, 0x8b, 1, 2, 3}, "gzip"},
+	}
+	for _, tc := range tests {
+		dims, data, err := ReadIDX(bytes.NewReader(tc.file))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: ReadIDX = %v, %d bytes, error %v; want an error containing %q", tc.name, dims, len(data), err, tc.want)
+		}
+	}
+	dims, data, err := ReadIDX(bytes.NewReader(valid))
+	if err != nil || !slices.Equal(dims, []int{2, 3}) || !slices.Equal(data, []byte{1, 2, 3, 4, 5, 6}) {
+		t.Errorf("ReadIDX(valid) = %v, %v, %v; want [2 3], [1 2 3 4 5 6], nil", dims, data, err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	images := idx([]int{testN, testH, testW}, testPixelValues)
+	tests := []struct {
+		name  string
+		split string
+		files map[string][]byte
+		want  []string
+	}{
+		{"missing images", "train", nil,
+			[]string{"train-images-idx3-ubyte.gz", "dataset-fashion-mnist"}},
+		{"missing labels", "test", map[string][]byte{"t10k-images-idx3-ubyte": images},
+			[]string{"t10k-labels-idx1-ubyte.gz", "apt-get install"}},
+		{"count mismatch", "train", map[string][]byte{
+			"train-images-idx3-ubyte": images,
+			"train-labels-idx1-ubyte": idx([]int{testN + 1}, make([]byte, testN+1)),
+		}, []string{"train-labels-idx1-ubyte", "want [3]", "train-images-idx3-ubyte"}},
+		{"images not rank 3", "train", map[string][]byte{
+			"train-images-idx3-ubyte.gz": gzipped(t, idx([]int{4, 6}, make([]byte, 24))),
+		}, []string{"train-images-idx3-ubyte.gz has dimensions [4 6]"}},
+		{"corrupt file names itself", "test", map[string][]byte{
+			"t10k-images-idx3-ubyte": images[:len(images)-3],
+		}, []string{"t10k-images-idx3-ubyte: truncated IDX data"}},
+		{"no images", "test", map[string][]byte{
+			"t10k-images-idx3-ubyte": idx([]int{0, testH, testW}, nil),
+			"t10k-labels-idx1-ubyte": idx([]int{0}, nil),
+		}, []string{"t10k-images-idx3-ubyte", "want all positive"}},
+		{"bad split", "validation", nil, []string{`"validation"`, `"train" or "test"`}},
+	}
+	for _, tc := range tests {
+		dir := t.TempDir()
+		for name, b := range tc.files {
+			writeFile(t, dir, name, b)
+		}
+		_, err := Load(dir, tc.split)
+		for _, want := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: Load error %v, want one containing %q", tc.name, err, want)
+			}
+		}
+	}
+}
+
+// TestLoadDebianFashionMNIST needs Debian's dataset-fashion-mnist package,
+// which scripts/test.sh installs; it fails when the files are missing.
+func TestLoadDebianFashionMNIST(t *testing.T) {
+	im, err := Load(DefaultFashionDir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(im.Shape(), []int{10000, 28, 28, 1}) || im.Name != "fashion-mnist/test" {
+		t.Fatalf("shape %v name %q, want [10000 28 28 1] \"fashion-mnist/test\"", im.Shape(), im.Name)
+	}
+	var perClass [10]int
+	for i, l := range im.Labels {
+		if l < 0 || l > 9 {
+			t.Fatalf("label %d of image %d, want 0..9", l, i)
+		}
+		perClass[l]++
+	}
+	// The Fashion-MNIST test split is balanced: 1,000 images per class.
+	for c, n := range perClass {
+		if n != 1000 {
+			t.Errorf("class %d has %d test images, want 1000", c, n)
+		}
+	}
+	lo, hi := im.Pixels[0], im.Pixels[0]
+	for _, v := range im.Pixels {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if lo != -1 || hi != 1 {
+		t.Errorf("pixel range [%v, %v], want [-1, 1] (byte values 0 and 255 both occur)", lo, hi)
+	}
+}

@@ -1,0 +1,412 @@
+package toy2d
+
+import (
+	"errors"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// quadU returns ∫₀¹ f(u) du by the midpoint rule.
+func quadU(f func(u float64) float64) float64 {
+	const n = 200_000
+	sum := 0.0
+	for i := range n {
+		sum += f((float64(i) + 0.5) / n)
+	}
+	return sum / n
+}
+
+// meanSquaredNorm25 is E|x|² of 25gaussians from its definition: the mean
+// squared centre norm plus the variance 2σ² of the isotropic noise.
+func meanSquaredNorm25() float64 {
+	sum := 0.0
+	for _, a := range []float64{-1, -0.5, 0, 0.5, 1} {
+		for _, b := range []float64{-1, -0.5, 0, 0.5, 1} {
+			sum += (16*a*a + 16*b*b) / (1.414 * 1.414)
+		}
+	}
+	sigma := 0.2 / 1.414
+	return sum/25 + 2*sigma*sigma
+}
+
+func TestSampleMoments(t *testing.T) {
+	const noise = 2 * 0.08 * 0.08 // E|ε|² of the 0.08-std isotropic noise
+	tests := []struct {
+		name         string
+		meanX, meanY float64
+		sqNorm       float64 // E[x² + y²]
+	}{
+		{"25gaussians", 0, 0, meanSquaredNorm25()},
+		{"8gaussians", 0, 0, (16 + 2*0.25) / (1.414 * 1.414)},
+		// |point|² = 4(r² + q²); E r² = 1 + 0.3², E q² = 0.1². Arms cancel the mean.
+		{"pinwheel", 0, 0, 4 * (1 + 0.09 + 0.01)},
+		// t uniform on [1.5π, 4.5π]: E[t cos t] = 2, E[t sin t] = 2/(3π), E t² = 9.75π².
+		{"swissroll", 2.0 / 5, 2 / (15 * math.Pi), (9.75*math.Pi*math.Pi + 2) / 25},
+		{"circles", 0, 0, 9 * ((1+0.25)/2 + noise)},
+		// Upper moon: E|2p−(1,0.2)|² = 5.04 − 1.6/π; lower: 5.64 − 6.4/π; noise 2·0.2².
+		{"moons", 0, 0.3, 5.34 - 4/math.Pi + 0.08},
+		// Mean of u₁/2 is ¼ and of (u₁/2)² is 1/12; E over u of the rest by quadrature.
+		{"2spirals", 0, 0, quadU(func(u float64) float64 {
+			m := 3 * math.Pi * math.Sqrt(u)
+			return m*m + (m*math.Sin(m)-m*math.Cos(m))/2 + 1.0/6
+		})/9 + 2*0.01},
+		// Each coordinate is uniform on [−4, 4): E x² = 16/3.
+		{"checkerboard", 0, 0, 32.0 / 3},
+		{"rings", 0, 0, 9*(1.44+0.81+0.3025+0.0625)/4 + noise},
+	}
+	const n = 200_000
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			set, err := New(tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pts := set.Sample(rand.New(rand.NewPCG(1, 2)), n)
+			if len(pts) != 2*n {
+				t.Fatalf("Sample(%d) returned %d values, want %d", n, len(pts), 2*n)
+			}
+			xs, ys, sq := make([]float64, n), make([]float64, n), make([]float64, n)
+			for i := range n {
+				x, y := float64(pts[2*i]), float64(pts[2*i+1])
+				xs[i], ys[i], sq[i] = x, y, x*x+y*y
+			}
+			checkMean(t, "mean x", xs, tc.meanX)
+			checkMean(t, "mean y", ys, tc.meanY)
+			checkMean(t, "E|x|²", sq, tc.sqNorm)
+		})
+	}
+}
+
+// checkMean fails unless the sample mean of v is within five standard errors
+// (plus float32 rounding) of want.
+func checkMean(t *testing.T, what string, v []float64, want float64) {
+	t.Helper()
+	mean, sq := 0.0, 0.0
+	for _, x := range v {
+		mean += x
+		sq += x * x
+	}
+	n := float64(len(v))
+	mean /= n
+	se := math.Sqrt((sq/n - mean*mean) / n)
+	if tol := 5*se + 1e-6*math.Abs(want); math.Abs(mean-want) > tol {
+		t.Errorf("%s = %.5f, want %.5f ± %.5f", what, mean, want, tol)
+	}
+}
+
+func TestMixture1DMoments(t *testing.T) {
+	tests := []Mixture1D{
+		MixtureWeightStudy(),
+		{Weights: []float64{0.5, 0.3, 0.2}, Means: []float64{-1, 0, 4}, Stds: []float64{0.5, 2, 1}},
+	}
+	for _, m := range tests {
+		if err := m.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		mean, second := 0.0, 0.0
+		for k, w := range m.Weights {
+			mean += w * m.Means[k]
+			second += w * (m.Stds[k]*m.Stds[k] + m.Means[k]*m.Means[k])
+		}
+		sample := m.Sample(rand.New(rand.NewPCG(3, 4)), 200_000)
+		xs, sq := make([]float64, len(sample)), make([]float64, len(sample))
+		for i, v := range sample {
+			xs[i], sq[i] = float64(v), float64(v)*float64(v)
+		}
+		checkMean(t, "mixture mean", xs, mean)
+		checkMean(t, "mixture E x²", sq, second)
+	}
+}
+
+func TestMixture1DValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		m    Mixture1D
+		want string
+	}{
+		{"empty", Mixture1D{}, "0 weights"},
+		{"lengths", Mixture1D{Weights: []float64{1}, Means: []float64{0, 1}, Stds: []float64{1}}, "2 means"},
+		{"negative weight", Mixture1D{Weights: []float64{-0.5, 1.5}, Means: []float64{0, 1}, Stds: []float64{1, 1}}, "weight -0.5"},
+		{"zero std", Mixture1D{Weights: []float64{1}, Means: []float64{0}, Stds: []float64{0}}, "std 0"},
+		{"sum", Mixture1D{Weights: []float64{0.5, 0.4}, Means: []float64{0, 1}, Stds: []float64{1, 1}}, "sum to 0.9"},
+	}
+	for _, tc := range tests {
+		if err := tc.m.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Validate error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// integrate2D returns the midpoint-rule integral of exp(logp) over [-l, l]²
+// with cell width h.
+func integrate2D(logp func(x, y float64) float64, l, h float64) float64 {
+	n := int(math.Round(2 * l / h))
+	sum := 0.0
+	for i := range n {
+		x := -l + (float64(i)+0.5)*h
+		for j := range n {
+			sum += math.Exp(logp(x, -l+(float64(j)+0.5)*h))
+		}
+	}
+	return sum * h * h
+}
+
+func TestLogDensityIntegratesToOne(t *testing.T) {
+	tests := []struct {
+		name string
+		l, h float64
+	}{
+		{"25gaussians", 5, 0.02},
+		{"8gaussians", 6, 0.02},
+		{"checkerboard", 5, 0.02},
+	}
+	for _, tc := range tests {
+		set, err := New(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logp := func(x, y float64) float64 {
+			v, ok := set.LogDensity(x, y)
+			if !ok {
+				t.Fatalf("%s: LogDensity reports no exact density", tc.name)
+			}
+			return v
+		}
+		if got := integrate2D(logp, tc.l, tc.h); math.Abs(got-1) > 1e-6 {
+			t.Errorf("%s: ∫ p = %.9f, want 1", tc.name, got)
+		}
+	}
+
+	m := MixtureWeightStudy()
+	const l, h = 20.0, 0.001
+	sum := 0.0
+	for x := -l + h/2; x < l; x += h {
+		sum += math.Exp(m.LogDensity(x))
+	}
+	if got := sum * h; math.Abs(got-1) > 1e-6 {
+		t.Errorf("Mixture1D: ∫ p = %.9f, want 1", got)
+	}
+}
+
+// naiveGaussianMixture2D is log((1/K) Σ_k N((x,y); c_k, σ²I)) summed in
+// probability space, which is exact where it does not underflow.
+func naiveGaussianMixture2D(centres [][2]float64, std, x, y float64) float64 {
+	p := 0.0
+	for _, c := range centres {
+		d2 := (x-c[0])*(x-c[0]) + (y-c[1])*(y-c[1])
+		p += math.Exp(-d2/(2*std*std)) / (2 * math.Pi * std * std)
+	}
+	return math.Log(p / float64(len(centres)))
+}
+
+// nearestTerm2D is the log of the nearest component's weighted density: far
+// from all centres it equals the mixture's log-density to double precision.
+func nearestTerm2D(centres [][2]float64, std, x, y float64) float64 {
+	d2 := math.Inf(1)
+	for _, c := range centres {
+		d2 = min(d2, (x-c[0])*(x-c[0])+(y-c[1])*(y-c[1]))
+	}
+	return -d2/(2*std*std) - math.Log(2*math.Pi*std*std) - math.Log(float64(len(centres)))
+}
+
+func TestGaussianLogDensityMatchesComponentSum(t *testing.T) {
+	// Centres rebuilt from the package documentation, independently of the code.
+	var c25, c8 [][2]float64
+	for _, a := range []float64{-1, -0.5, 0, 0.5, 1} {
+		for _, b := range []float64{-1, -0.5, 0, 0.5, 1} {
+			c25 = append(c25, [2]float64{4 * a / 1.414, 4 * b / 1.414})
+		}
+	}
+	r := 4 / 1.414
+	h := r / math.Sqrt2
+	c8 = [][2]float64{{r, 0}, {-r, 0}, {0, r}, {0, -r}, {h, h}, {h, -h}, {-h, h}, {-h, -h}}
+	tests := []struct {
+		name    string
+		centres [][2]float64
+		std     float64
+	}{
+		{"25gaussians", c25, 0.2 / 1.414},
+		{"8gaussians", c8, 0.5 / 1.414},
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range tests {
+		set, err := New(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Near the data, against the naive sum.
+		for range 1000 {
+			x, y := 8*rng.Float64()-4, 8*rng.Float64()-4
+			got, _ := set.LogDensity(x, y)
+			want := naiveGaussianMixture2D(tc.centres, tc.std, x, y)
+			if math.IsInf(want, -1) {
+				continue // underflow of the naive sum; covered below
+			}
+			if math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
+				t.Fatalf("%s: LogDensity(%.3f, %.3f) = %.12g, naive sum %.12g", tc.name, x, y, got, want)
+			}
+		}
+		// Far away, where the naive sum underflows to −∞.
+		for _, p := range [][2]float64{{30, -30}, {-100, 7}, {0, 500}} {
+			got, _ := set.LogDensity(p[0], p[1])
+			want := nearestTerm2D(tc.centres, tc.std, p[0], p[1])
+			if math.IsInf(got, 0) || math.Abs(got-want) > 1e-9*math.Abs(want) {
+				t.Errorf("%s: LogDensity(%v, %v) = %g, want %g", tc.name, p[0], p[1], got, want)
+			}
+		}
+	}
+
+	m := MixtureWeightStudy()
+	for _, x := range []float64{-7, -5, 0, 0.3, 5, 8} {
+		p := 0.0
+		for k, w := range m.Weights {
+			z := (x - m.Means[k]) / m.Stds[k]
+			p += w * math.Exp(-z*z/2) / (m.Stds[k] * math.Sqrt(2*math.Pi))
+		}
+		if got := m.LogDensity(x); math.Abs(got-math.Log(p)) > 1e-12*max(1, math.Abs(got)) {
+			t.Errorf("Mixture1D.LogDensity(%v) = %.15g, naive %.15g", x, got, math.Log(p))
+		}
+	}
+	// At x = 60 the N(5,1) term dominates by e^600.
+	if got, want := m.LogDensity(60), math.Log(0.8)-55*55/2.0-0.5*math.Log(2*math.Pi); math.Abs(got-want) > 1e-9*math.Abs(want) {
+		t.Errorf("Mixture1D.LogDensity(60) = %g, want %g", got, want)
+	}
+}
+
+func TestCheckerboardDensityOnSupport(t *testing.T) {
+	set, err := New("checkerboard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		x, y float64
+		in   bool
+	}{
+		{0.5, 0.5, true}, {-0.5, -0.5, true}, {2.5, 0.5, false}, {-3, 3, false},
+		{3.9, 3.9, true}, {-3.9, 3.9, false}, {4.1, 0, false}, {0, -4.1, false},
+	}
+	for _, tc := range tests {
+		got, ok := set.LogDensity(tc.x, tc.y)
+		want := math.Inf(-1)
+		if tc.in {
+			want = math.Log(1.0 / 32)
+		}
+		if !ok || got != want {
+			t.Errorf("LogDensity(%v, %v) = %v, %v; want %v, true", tc.x, tc.y, got, ok, want)
+		}
+	}
+	pts := set.Sample(rand.New(rand.NewPCG(9, 9)), 10_000)
+	for i := 0; i < len(pts); i += 2 {
+		if v, _ := set.LogDensity(float64(pts[i]), float64(pts[i+1])); math.IsInf(v, -1) {
+			t.Fatalf("sample (%v, %v) lies outside the support", pts[i], pts[i+1])
+		}
+	}
+}
+
+func TestLogDensityAvailability(t *testing.T) {
+	exact := []string{"25gaussians", "8gaussians", "checkerboard"}
+	for _, name := range Names() {
+		set, err := New(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set.Name() != name {
+			t.Errorf("New(%q).Name() = %q", name, set.Name())
+		}
+		if _, ok := set.LogDensity(0.1, 0.2); ok != slices.Contains(exact, name) {
+			t.Errorf("%s: LogDensity ok = %v, want %v", name, ok, !ok)
+		}
+	}
+}
+
+func TestNewUnknownName(t *testing.T) {
+	_, err := New("spirals3")
+	if err == nil {
+		t.Fatal("New(\"spirals3\"): no error")
+	}
+	for _, want := range append(Names(), `"spirals3"`) {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+}
+
+func TestSampleSeeding(t *testing.T) {
+	for _, name := range Names() {
+		set, err := New(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := set.Sample(rand.New(rand.NewPCG(1, 1)), 100)
+		b := set.Sample(rand.New(rand.NewPCG(1, 1)), 100)
+		c := set.Sample(rand.New(rand.NewPCG(2, 1)), 100)
+		if !slices.Equal(a, b) || slices.Equal(a, c) {
+			t.Errorf("%s: same seed equal = %v (want true), different seeds equal = %v (want false)",
+				name, slices.Equal(a, b), slices.Equal(a, c))
+		}
+	}
+}
+
+func TestDataset(t *testing.T) {
+	set, err := New("moons")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const batch = 16
+	batches := func(d *Dataset, n int) [][]float32 {
+		var out [][]float32
+		for range n {
+			_, xs, ys, err := d.Yield()
+			if errors.Is(err, io.EOF) || err != nil || ys != nil || len(xs) != 1 {
+				t.Fatalf("Yield = %d inputs, labels %v, err %v; want 1 input, no labels, no error", len(xs), ys, err)
+			}
+			if dims := xs[0].Shape().Dimensions; !slices.Equal(dims, []int{batch, 2}) {
+				t.Fatalf("batch shape %v, want [%d 2]", dims, batch)
+			}
+			var flat []float32
+			for _, row := range xs[0].Value().([][]float32) {
+				flat = append(flat, row...)
+			}
+			out = append(out, flat)
+		}
+		return out
+	}
+	newDataset := func(seed uint64) *Dataset {
+		d, err := NewDataset(set, batch, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	a := batches(newDataset(7), 6)
+	b := batches(newDataset(7), 6)
+	c := batches(newDataset(8), 6)
+	for k := range a {
+		if !slices.Equal(a[k], b[k]) || slices.Equal(a[k], c[k]) {
+			t.Errorf("batch %d: same seed equal %v (want true), other seed equal %v (want false)",
+				k, slices.Equal(a[k], b[k]), slices.Equal(a[k], c[k]))
+		}
+		if k > 0 && slices.Equal(a[k], a[k-1]) {
+			t.Errorf("batches %d and %d are equal", k-1, k)
+		}
+	}
+	// Seek resumes mid-stream; Reset does not rewind it.
+	d := newDataset(7)
+	if err := d.Seek(3); err != nil {
+		t.Fatal(err)
+	}
+	d.Reset()
+	if got := batches(d, 3); !slices.EqualFunc(got, a[3:], slices.Equal) || d.Step() != 6 {
+		t.Errorf("after Seek(3): batches differ from the stream's 3..5 or Step() = %d, want 6", d.Step())
+	}
+	if err := d.Seek(-1); err == nil {
+		t.Error("Seek(-1): no error")
+	}
+	if _, err := NewDataset(set, 0, 1); err == nil || !strings.Contains(err.Error(), "batch size 0") {
+		t.Errorf("NewDataset(batch 0): error %v, want one naming the size", err)
+	}
+}
