@@ -14,6 +14,13 @@ import (
 	"github.com/gomlx/gomlx/backends/xla"
 )
 
+// SimpleGo is the configuration used for SimpleGo. Its default mode runs
+// independent ops in parallel on a bounded worker pool whose ops (DotGeneral)
+// wait on the same pool for workers of their own; on a 2-core machine that
+// deadlocks (seen in GoMLX v0.26.0 with score-matching graphs). Sequential op
+// execution keeps each op's internal parallelism and avoids the deadlock.
+const SimpleGo = "go:ops_sequential"
+
 // CUDAPluginName is the file name go-xla's installer gives the CUDA plugin.
 const CUDAPluginName = "pjrt_c_api_cuda_plugin.so"
 
@@ -41,10 +48,10 @@ func Resolve(request string) (Choice, error) {
 		if path, ok := FindCUDAPlugin(); ok {
 			return Choice{"xla:" + path, "CUDA PJRT plugin found at " + path}, nil
 		}
-		return Choice{"go", fmt.Sprintf("no CUDA PJRT plugin found (looked for %s in %s); using SimpleGo, the pure-Go CPU backend",
+		return Choice{SimpleGo, fmt.Sprintf("no CUDA PJRT plugin found (looked for %s in %s); using SimpleGo, the pure-Go CPU backend",
 			CUDAPluginName, strings.Join(searchDirs(), ", "))}, nil
 	case "go", "cpu", "simplego":
-		return Choice{"go", "SimpleGo requested"}, nil
+		return Choice{SimpleGo, "SimpleGo requested"}, nil
 	case "cuda", "gpu":
 		if path, ok := FindCUDAPlugin(); ok {
 			return Choice{"xla:" + path, "CUDA PJRT plugin found at " + path}, nil

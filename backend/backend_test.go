@@ -26,11 +26,11 @@ func TestResolve(t *testing.T) {
 		wantConfig string
 		wantErr    string
 	}{
-		{"auto without plugin falls back to SimpleGo", "auto", "", false, "go", ""},
-		{"empty request is auto", "", "", false, "go", ""},
+		{"auto without plugin falls back to SimpleGo", "auto", "", false, SimpleGo, ""},
+		{"empty request is auto", "", "", false, SimpleGo, ""},
 		{"auto with plugin uses XLA", "auto", "", true, "xla:PLUGIN", ""},
 		{"environment overrides auto", "auto", "xla:cuda", true, "xla:cuda", ""},
-		{"explicit SimpleGo ignores plugin", "go", "", true, "go", ""},
+		{"explicit SimpleGo ignores plugin", "go", "", true, SimpleGo, ""},
 		{"cuda with plugin", "cuda", "", true, "xla:PLUGIN", ""},
 		{"cuda without plugin is an error", "cuda", "", false, "", CUDAPluginName},
 		{"missing absolute plugin path", "xla:/no/such/plugin.so", "", false, "", "/no/such/plugin.so"},
@@ -71,7 +71,7 @@ func TestOpenSimpleGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Finalize()
-	if choice.Config != "go" || !strings.Contains(choice.Reason, "SimpleGo") {
+	if choice.Config != SimpleGo || !strings.Contains(choice.Reason, "SimpleGo") {
 		t.Errorf("choice = %+v, want SimpleGo with a reason saying so", choice)
 	}
 }

@@ -1,0 +1,271 @@
+// Command train-toy reproduces the paper's density-estimation experiments:
+// it trains the energy MLP on a 2-D toy data set with energy discrepancy,
+// score matching and/or contrastive divergence, and writes, per method, the
+// learned energy and density as heat maps, Langevin samples, and — for data
+// with an exact density — the log-density MSE over training as CSV and plot.
+//
+//	go run ./cmd/train-toy -data 25gaussians -methods ed,sm,cd -steps 50000
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/train"
+	"github.com/gomlx/gomlx/ui/commandline"
+
+	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets/toy2d"
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/plots"
+)
+
+type options struct {
+	data, methods, out, backend, hidden, activation string
+	steps, batch, evalEvery, evalN, grid, samples     int
+	seed                                              int64
+	lr, ema, extent                                   float64
+	edT, edW, cdEps, cdReg, sampleEps                 float64
+	edM, cdSteps, sampleSteps                         int
+}
+
+func parseFlags() options {
+	var o options
+	def := density.DefaultConfig("ed")
+	flag.StringVar(&o.data, "data", "25gaussians", "2-D data set: "+strings.Join(toy2d.Names(), ", "))
+	flag.StringVar(&o.methods, "methods", "ed,sm,cd", "comma-separated training methods: ed, sm, cd")
+	flag.StringVar(&o.out, "out", "out/toy", "output directory (a folder per data set and method is made in it)")
+	flag.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	flag.IntVar(&o.steps, "steps", 50000, "training steps")
+	flag.IntVar(&o.batch, "batch", 128, "fresh data samples per step")
+	flag.Int64Var(&o.seed, "seed", 1, "random seed (initialisation, data and noise)")
+	flag.Float64Var(&o.lr, "lr", def.LearningRate, "Adam learning rate")
+	flag.Float64Var(&o.ema, "ema", def.EMADecay, "decay of the parameter moving average used for evaluation")
+	flag.StringVar(&o.hidden, "hidden", "128,128,128,128", "hidden layer widths of the energy MLP")
+	flag.StringVar(&o.activation, "activation", def.MLP.Activation, "activation of the energy MLP")
+	flag.Float64Var(&o.edT, "ed-t", def.ED.T, "ED: perturbation variance t")
+	flag.IntVar(&o.edM, "ed-m", def.ED.M, "ED: negative samples M per data point")
+	flag.Float64Var(&o.edW, "ed-w", def.ED.W, "ED: stabiliser w (0 disables it)")
+	flag.IntVar(&o.cdSteps, "cd-steps", def.CD.Langevin.Steps, "CD: Langevin steps from the data")
+	flag.Float64Var(&o.cdEps, "cd-eps", def.CD.Langevin.StepSize*def.CD.Langevin.StepSize, "CD: Langevin step ε (x += ε/2 ∇log p + √ε ξ)")
+	flag.Float64Var(&o.cdReg, "cd-reg", def.CD.Reg, "CD: weight α of the regulariser α·mean(E⁺² + E⁻²)")
+	flag.IntVar(&o.evalEvery, "eval-every", 1000, "steps between log-density MSE evaluations")
+	flag.IntVar(&o.evalN, "eval-n", 5000, "samples for the importance-sampled normaliser and for the MSE")
+	flag.IntVar(&o.grid, "grid", 200, "heat-map resolution (points per axis)")
+	flag.Float64Var(&o.extent, "extent", 4.5, "heat maps and samples cover [-extent, extent]²")
+	flag.IntVar(&o.samples, "samples", 5000, "Langevin samples drawn for the samples picture")
+	flag.IntVar(&o.sampleSteps, "sample-steps", 100, "Langevin steps for the samples picture")
+	flag.Float64Var(&o.sampleEps, "sample-eps", 0.1, "Langevin step ε for the samples picture")
+	flag.Parse()
+	return o
+}
+
+func main() {
+	o := parseFlags()
+	if err := run(o); err != nil {
+		log.Fatalf("train-toy: %v", err)
+	}
+}
+
+func run(o options) error {
+	set, err := toy2d.New(o.data)
+	if err != nil {
+		return fmt.Errorf("flag -data: %w", err)
+	}
+	configs, err := o.configs()
+	if err != nil {
+		return err
+	}
+	if o.steps < 1 || o.batch < 1 || o.evalEvery < 1 || o.evalN < 1 || o.grid < 2 || o.samples < 1 {
+		return fmt.Errorf("-steps, -batch, -eval-every, -eval-n, -samples must be ≥ 1 and -grid ≥ 2 (got %d, %d, %d, %d, %d, %d)",
+			o.steps, o.batch, o.evalEvery, o.evalN, o.samples, o.grid)
+	}
+	b, choice, err := backend.Open(o.backend)
+	if err != nil {
+		return fmt.Errorf("flag -backend: %w", err)
+	}
+	defer b.Finalize()
+	fmt.Printf("backend: %s (%s)\n", b.Name(), choice.Reason)
+
+	dir := filepath.Join(o.out, o.data)
+	curves := map[string][]point{}
+	for _, cfg := range configs {
+		curve, err := trainOne(b, set, cfg, o, filepath.Join(dir, cfg.Method))
+		if err != nil {
+			return fmt.Errorf("method %s: %w", cfg.Method, err)
+		}
+		curves[cfg.Method] = curve
+	}
+	if _, exact := set.LogDensity(0, 0); exact {
+		return writeCurves(dir, o.data, configs, curves)
+	}
+	return nil
+}
+
+// configs builds one validated config per requested method.
+func (o options) configs() ([]density.Config, error) {
+	hidden, err := parseInts(o.hidden)
+	if err != nil {
+		return nil, fmt.Errorf("flag -hidden: %w", err)
+	}
+	var out []density.Config
+	for _, method := range strings.Split(o.methods, ",") {
+		cfg := density.DefaultConfig(strings.TrimSpace(method))
+		cfg.LearningRate, cfg.EMADecay = o.lr, o.ema
+		cfg.MLP.Hidden, cfg.MLP.Activation = hidden, o.activation
+		cfg.ED = losses.EDConfig{T: o.edT, M: o.edM, W: o.edW}
+		cfg.CD = losses.CDConfig{Langevin: losses.LangevinConfig{StepSize: math.Sqrt(o.cdEps), Steps: o.cdSteps}, Reg: o.cdReg}
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("flag -methods %q: %w", o.methods, err)
+		}
+		out = append(out, cfg)
+	}
+	return out, nil
+}
+
+type point struct {
+	step int
+	mse  float64
+}
+
+// trainOne trains one method and writes its pictures; it returns the
+// log-density MSE curve (empty for data without an exact density).
+func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options, dir string) ([]point, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	model, err := density.New(b, cfg, o.seed)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := toy2d.NewDataset(set, o.batch, uint64(o.seed))
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("training %s on %s for %d steps → %s\n", cfg.Method, o.data, o.steps, dir)
+
+	loop := train.NewLoop(model.Trainer())
+	commandline.AttachProgressBar(loop)
+	loop.OnStep("divergence guard", 0, func(loop *train.Loop, metrics []*tensors.Tensor) error {
+		return density.CheckFinite(int64(loop.LoopStep), toFloat(metrics[0]))
+	})
+	var curve []point
+	_, exact := set.LogDensity(0, 0)
+	if exact {
+		evalRNG := rand.New(rand.NewPCG(uint64(o.seed), 0xe7a1))
+		logp := func(p []float32) float64 {
+			v, _ := set.LogDensity(float64(p[0]), float64(p[1]))
+			return v
+		}
+		train.EveryNSteps(loop, o.evalEvery, "log-density MSE", 0, func(loop *train.Loop, _ []*tensors.Tensor) error {
+			mse, err := model.LogDensityMSE(set.Sample(evalRNG, o.evalN), set.Sample(evalRNG, o.evalN), 2, logp)
+			if err != nil {
+				return err
+			}
+			curve = append(curve, point{loop.LoopStep + 1, mse})
+			return nil
+		})
+	}
+	if _, err := loop.RunSteps(ds, o.steps); err != nil {
+		return curve, err
+	}
+	if err := writePictures(model, o, dir); err != nil {
+		return curve, err
+	}
+	if exact {
+		rows := make([][]float64, len(curve))
+		for i, p := range curve {
+			rows[i] = []float64{float64(p.step), p.mse}
+		}
+		if err := plots.WriteCSV(filepath.Join(dir, "mse.csv"), []string{"step", "log_density_mse"}, rows); err != nil {
+			return curve, err
+		}
+		fmt.Printf("%s: final log-density MSE %.4f\n", cfg.Method, curve[len(curve)-1].mse)
+	}
+	return curve, nil
+}
+
+// writePictures draws the learned energy, its density and Langevin samples.
+func writePictures(model *density.Model, o options, dir string) error {
+	grid := density.Grid{Extent: [4]float64{-o.extent, o.extent, -o.extent, o.extent}, Size: o.grid}
+	energy, dens, err := model.EnergyAndDensity(grid)
+	if err != nil {
+		return err
+	}
+	opts := plots.HeatmapOptions{Scale: max(1, 400/o.grid)}
+	if err := plots.WriteHeatmap(filepath.Join(dir, "energy.png"), energy, o.grid, o.grid, opts); err != nil {
+		return err
+	}
+	if err := plots.WriteHeatmap(filepath.Join(dir, "density.png"), dens, o.grid, o.grid, opts); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(uint64(o.seed), 0x5a3))
+	init := make([]float32, 2*o.samples)
+	for i := range init {
+		init[i] = float32((2*rng.Float64() - 1) * o.extent)
+	}
+	samples, err := model.Sample(init, 2, losses.LangevinConfig{StepSize: math.Sqrt(o.sampleEps), Steps: o.sampleSteps})
+	if err != nil {
+		return err
+	}
+	return plots.WriteScatterDensity(filepath.Join(dir, "samples.png"), samples, grid.Extent, 400)
+}
+
+// writeCurves writes all methods' log-density MSE curves side by side.
+func writeCurves(dir, data string, configs []density.Config, curves map[string][]point) error {
+	header := []string{"step"}
+	var series []plots.Series
+	for _, cfg := range configs {
+		header = append(header, cfg.Method+"_mse")
+		s := plots.Series{Name: strings.ToUpper(cfg.Method)}
+		for _, p := range curves[cfg.Method] {
+			s.X, s.Y = append(s.X, float64(p.step)), append(s.Y, p.mse)
+		}
+		series = append(series, s)
+	}
+	rows := make([][]float64, len(series[0].X))
+	for i := range rows {
+		rows[i] = []float64{series[0].X[i]}
+		for _, s := range series {
+			rows[i] = append(rows[i], s.Y[i])
+		}
+	}
+	if err := plots.WriteCSV(filepath.Join(dir, "mse.csv"), header, rows); err != nil {
+		return err
+	}
+	return plots.WriteLinePlot(filepath.Join(dir, "mse.png"), plots.LinePlot{
+		Title: "Log-density MSE on " + data, XLabel: "training step", YLabel: "MSE", LogY: true, Series: series,
+	})
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%q: want comma-separated positive integers", s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func toFloat(t *tensors.Tensor) float64 {
+	switch v := t.Value().(type) {
+	case float32:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return math.NaN()
+}

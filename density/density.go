@@ -1,0 +1,227 @@
+// Package density trains energy-based models of low-dimensional data (the
+// paper's 2-D density-estimation experiments) with energy discrepancy, score
+// matching or contrastive divergence, and evaluates them: energies on grids,
+// Langevin samples and the importance-sampled log-density error.
+package density
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gomlx/gomlx/backends"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+
+	"github.com/edlebm/edlebm/ema"
+	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/nets"
+)
+
+// Methods lists the training objectives.
+var Methods = []string{"ed", "sm", "cd"}
+
+// Config is one density-estimation run's settings.
+type Config struct {
+	// Method is "ed" (energy discrepancy), "sm" (exact score matching) or
+	// "cd" (contrastive divergence with Langevin negatives from the data).
+	Method string
+	ED     losses.EDConfig
+	CD     losses.CDConfig
+	// MLP is the energy network; its input size is the data dimension.
+	MLP          nets.MLPConfig
+	LearningRate float64
+	// EMADecay is the decay of the parameter average used for evaluation.
+	EMADecay float64
+}
+
+// DefaultConfig is the paper's setting for the 2-D experiments.
+func DefaultConfig(method string) Config {
+	return Config{
+		Method:       method,
+		ED:           losses.DefaultToyED,
+		CD:           losses.DefaultToyCD,
+		MLP:          nets.ToyEnergyMLP(),
+		LearningRate: 1e-3,
+		EMADecay:     0.999,
+	}
+}
+
+// Validate reports the first invalid setting.
+func (c Config) Validate() error {
+	switch c.Method {
+	case "ed":
+		if err := c.ED.Validate(); err != nil {
+			return err
+		}
+	case "cd":
+		if err := c.CD.Validate(); err != nil {
+			return err
+		}
+	case "sm":
+	default:
+		return fmt.Errorf("method %q: want one of %v", c.Method, Methods)
+	}
+	if err := c.MLP.Validate(); err != nil {
+		return fmt.Errorf("energy network: %w", err)
+	}
+	if !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 1) {
+		return fmt.Errorf("learning rate = %v: must be a finite number > 0", c.LearningRate)
+	}
+	if !(c.EMADecay >= 0 && c.EMADecay < 1) {
+		return fmt.Errorf("EMA decay = %v: must be in [0, 1)", c.EMADecay)
+	}
+	return nil
+}
+
+// energyScope holds the energy network's variables.
+const energyScope = "/energy"
+
+// Energy returns the energy network as a losses.EnergyFn, with the
+// variables of ctx's scope /energy (created on first use).
+func Energy(ctx *context.Context, cfg Config) losses.EnergyFn {
+	return energyAt(ctx.InAbsPath(energyScope).Checked(false), cfg)
+}
+
+func energyAt(ctx *context.Context, cfg Config) losses.EnergyFn {
+	return func(x *Node) *Node { return nets.EnergyMLP(ctx, x, cfg.MLP) }
+}
+
+// Loss builds the training loss of cfg.Method on the batch x.
+func Loss(ctx *context.Context, x *Node, cfg Config) *Node {
+	energy := Energy(ctx, cfg)
+	switch cfg.Method {
+	case "ed":
+		return losses.EnergyDiscrepancy(ctx, energy, x, cfg.ED)
+	case "sm":
+		return losses.ScoreMatching(energy, x)
+	case "cd":
+		return losses.ContrastiveDivergence(ctx, energy, x, cfg.CD)
+	}
+	panic(fmt.Errorf("density: method %q: want one of %v", cfg.Method, Methods))
+}
+
+// Model is an energy network being trained on a stream of data batches,
+// with a moving average of its parameters for evaluation.
+type Model struct {
+	cfg      Config
+	backend  backends.Backend
+	ctx      *context.Context
+	trainer  *train.Trainer
+	energies *context.Exec
+}
+
+// New creates a model with freshly initialised parameters; seed fixes the
+// initialisation and the losses' noise.
+func New(backend backends.Backend, cfg Config, seed int64) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ctx := context.New()
+	if err := ctx.SetRNGStateFromSeed(seed); err != nil {
+		return nil, err
+	}
+	ctx.SetParam(optimizers.ParamLearningRate, cfg.LearningRate)
+	modelFn := func(ctx *context.Context, _ any, inputs []*Node) []*Node {
+		g := inputs[0].Graph()
+		train.AddLoss(ctx, Loss(ctx, inputs[0], cfg))
+		train.AddPerStepUpdateGraphFn(ctx, g, func(ctx *context.Context, g *Graph) {
+			ema.UpdateGraph(ctx, g, energyScope, cfg.EMADecay)
+		})
+		return nil
+	}
+	m := &Model{cfg: cfg, backend: backend, ctx: ctx}
+	m.trainer = train.NewTrainer(backend, ctx, modelFn, nil, optimizers.Adam().Done(), nil, nil)
+	var err error
+	m.energies, err = context.NewExec(backend, ctx, func(ctx *context.Context, x *Node) *Node {
+		return energyAt(ema.AveragedContext(ctx, energyScope), cfg)(x)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Trainer is the GoMLX trainer of the model, for use with train.Loop.
+func (m *Model) Trainer() *train.Trainer { return m.trainer }
+
+// Context holds the model's variables, optimizer state and RNG state.
+func (m *Model) Context() *context.Context { return m.ctx }
+
+// ErrNonFinite is wrapped by errors reporting a NaN or infinite loss.
+var ErrNonFinite = errors.New("non-finite value")
+
+// TrainStep runs one optimisation step on the batch x [B, D] and returns the
+// loss; a NaN or infinite loss is an error wrapping ErrNonFinite.
+func (m *Model) TrainStep(x *tensors.Tensor) (float64, error) {
+	metrics, err := m.trainer.TrainStep(nil, []*tensors.Tensor{x}, nil)
+	if err != nil {
+		return 0, err
+	}
+	loss := toFloat64(metrics[0])
+	if err := CheckFinite(optimizers.GetGlobalStep(m.ctx), loss); err != nil {
+		return loss, err
+	}
+	return loss, nil
+}
+
+// CheckFinite returns an error naming step when loss is NaN or infinite.
+func CheckFinite(step int64, loss float64) error {
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return fmt.Errorf("step %d: loss is %v: %w (training diverged)", step, loss, ErrNonFinite)
+	}
+	return nil
+}
+
+// Energies evaluates the averaged-parameter energy at n points given flat
+// (n × dim values).
+func (m *Model) Energies(points []float32, dim int) ([]float64, error) {
+	if dim <= 0 || len(points)%dim != 0 {
+		return nil, fmt.Errorf("density: %d values are not a whole number of %d-dimensional points", len(points), dim)
+	}
+	if !m.hasAverages() {
+		return nil, errors.New("density: the model has not been trained yet (no parameter averages)")
+	}
+	out, err := m.energies.Exec(tensors.FromFlatDataAndDimensions(points, len(points)/dim, dim))
+	if err != nil {
+		return nil, err
+	}
+	return floats(out[0]), nil
+}
+
+func (m *Model) hasAverages() bool {
+	found := false
+	m.ctx.EnumerateVariables(func(v *context.Variable) {
+		found = found || len(v.Scope()) >= len(ema.Prefix) && v.Scope()[:len(ema.Prefix)] == ema.Prefix
+	})
+	return found
+}
+
+func toFloat64(t *tensors.Tensor) float64 {
+	switch v := t.Value().(type) {
+	case float32:
+		return float64(v)
+	case float64:
+		return v
+	}
+	panic(fmt.Errorf("density: want a float scalar, got %s", t.Shape()))
+}
+
+func floats(t *tensors.Tensor) []float64 {
+	var out []float64
+	t.MustConstFlatData(func(flat any) {
+		switch v := flat.(type) {
+		case []float32:
+			out = make([]float64, len(v))
+			for i, x := range v {
+				out[i] = float64(x)
+			}
+		case []float64:
+			out = append(out, v...)
+		}
+	})
+	return out
+}
