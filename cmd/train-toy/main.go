@@ -32,11 +32,11 @@ import (
 
 type options struct {
 	data, methods, out, backend, hidden, activation string
-	steps, batch, evalEvery, evalN, grid, samples     int
-	seed                                              int64
-	lr, ema, extent                                   float64
-	edT, edW, cdEps, cdReg, sampleEps                 float64
-	edM, cdSteps, sampleSteps                         int
+	steps, batch, evalEvery, evalN, grid, samples   int
+	seed                                            int64
+	lr, ema, extent                                 float64
+	edT, edW, cdEps, cdReg, sampleEps               float64
+	edM, cdSteps, sampleSteps                       int
 }
 
 func parseFlags() options {
