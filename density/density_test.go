@@ -1,0 +1,124 @@
+package density
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+
+	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/nets"
+)
+
+var testBackend = sync.OnceValue(func() backends.Backend {
+	b, err := backends.NewWithConfig(backend.SimpleGo)
+	if err != nil {
+		panic(err)
+	}
+	return b
+})
+
+func TestLogDensityMSEFromEnergies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 1000
+	logpIS, logpTest := make([]float64, n), make([]float64, n)
+	for i := range n {
+		logpIS[i], logpTest[i] = -rng.Float64()*3, -rng.Float64()*3
+	}
+	// An energy equal to −log p up to a constant has zero error whatever the
+	// constant: the importance-sampled normaliser absorbs it exactly.
+	shift := func(logp []float64, c float64, noise func(i int) float64) []float64 {
+		e := make([]float64, len(logp))
+		for i, v := range logp {
+			e[i] = -v + c + noise(i)
+		}
+		return e
+	}
+	zero := func(int) float64 { return 0 }
+	if got := LogDensityMSEFromEnergies(shift(logpIS, 7, zero), logpIS, shift(logpTest, 7, zero), logpTest); got > 1e-20 {
+		t.Errorf("exact energy: MSE = %g, want 0", got)
+	}
+	// With E = −log p + δᵢ on the test set only, log Z = 0 and the error is mean δ².
+	delta := func(i int) float64 { return 0.1 * float64(i%7-3) }
+	var want float64
+	for i := range n {
+		want += delta(i) * delta(i) / n
+	}
+	got := LogDensityMSEFromEnergies(shift(logpIS, 0, zero), logpIS, shift(logpTest, 0, delta), logpTest)
+	if math.Abs(got-want) > 1e-12 {
+		t.Errorf("perturbed energy: MSE = %g, want %g", got, want)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	cases := []struct {
+		name    string
+		edit    func(*Config)
+		mention string
+	}{
+		{"default ED", func(*Config) {}, ""},
+		{"unknown method", func(c *Config) { c.Method = "mle" }, `method "mle"`},
+		{"bad ED t", func(c *Config) { c.ED.T = 0 }, "t (perturbation variance) = 0"},
+		{"bad learning rate", func(c *Config) { c.LearningRate = -1 }, "learning rate = -1"},
+		{"bad EMA", func(c *Config) { c.EMADecay = 1 }, "EMA decay = 1"},
+		{"bad CD chain", func(c *Config) { c.Method = "cd"; c.CD.Langevin.Steps = -2 }, "steps = -2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig("ed")
+			c.edit(&cfg)
+			err := cfg.Validate()
+			if (err == nil) != (c.mention == "") || (err != nil && !strings.Contains(err.Error(), c.mention)) {
+				t.Errorf("Validate() = %v, want error mentioning %q", err, c.mention)
+			}
+		})
+	}
+}
+
+func TestCheckFiniteNamesTheStep(t *testing.T) {
+	for _, loss := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		err := CheckFinite(42, loss)
+		if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "step 42") {
+			t.Errorf("CheckFinite(42, %v) = %v, want an ErrNonFinite naming step 42", loss, err)
+		}
+	}
+	if err := CheckFinite(1, 0.5); err != nil {
+		t.Errorf("CheckFinite(1, 0.5) = %v", err)
+	}
+}
+
+// Every method, trained on N(0, 1) data, must learn an energy whose shape
+// matches x²/2 (up to a constant) where the data is.
+func TestMethodsLearnAGaussianEnergy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	data := make([]float32, 2048)
+	for i := range data {
+		data[i] = float32(rng.NormFloat64())
+	}
+	eval := []float32{-1.5, -0.75, 0, 0.75, 1.5}
+	for _, method := range Methods {
+		t.Run(method, func(t *testing.T) {
+			cfg := DefaultConfig(method)
+			cfg.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
+			cfg.LearningRate, cfg.EMADecay = 1e-2, 0.9
+			// The 2-D setting's chains (10 steps of ε = 0.01) barely leave the
+			// data in 400 updates; longer chains let CD learn in a short test.
+			cfg.CD.Langevin.StepSize, cfg.CD.Langevin.Steps, cfg.CD.Reg = 0.5, 20, 0.01
+			_, energies, err := TrainOnPoints(testBackend(), cfg, 5, data, 1, 128, 25, eval)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, x := range eval {
+				want := float64(x*x) / 2
+				got := energies[i] - energies[2]
+				if math.Abs(got-want) > 0.35 {
+					t.Errorf("E(%g) − E(0) = %.3f, want x²/2 = %.3f ± 0.35", x, got, want)
+				}
+			}
+		})
+	}
+}
