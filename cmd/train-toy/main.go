@@ -173,7 +173,9 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options,
 				return err
 			}
 			curve = append(curve, point{loop.LoopStep + 1, mse})
-			return nil
+			// Rewritten at every evaluation so a long run that is stopped
+			// keeps its curve so far.
+			return writeCurve(filepath.Join(dir, "mse.csv"), curve)
 		})
 	}
 	if _, err := loop.RunSteps(ds, o.steps); err != nil {
@@ -183,13 +185,6 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options,
 		return curve, err
 	}
 	if exact {
-		rows := make([][]float64, len(curve))
-		for i, p := range curve {
-			rows[i] = []float64{float64(p.step), p.mse}
-		}
-		if err := plots.WriteCSV(filepath.Join(dir, "mse.csv"), []string{"step", "log_density_mse"}, rows); err != nil {
-			return curve, err
-		}
 		fmt.Printf("%s: final log-density MSE %.4f\n", cfg.Method, curve[len(curve)-1].mse)
 	}
 	return curve, nil
@@ -219,6 +214,15 @@ func writePictures(model *density.Model, o options, dir string) error {
 		return err
 	}
 	return plots.WriteScatterDensity(filepath.Join(dir, "samples.png"), samples, grid.Extent, 400)
+}
+
+// writeCurve writes one method's log-density MSE curve as CSV.
+func writeCurve(path string, curve []point) error {
+	rows := make([][]float64, len(curve))
+	for i, p := range curve {
+		rows[i] = []float64{float64(p.step), p.mse}
+	}
+	return plots.WriteCSV(path, []string{"step", "log_density_mse"}, rows)
 }
 
 // writeCurves writes all methods' log-density MSE curves side by side.
