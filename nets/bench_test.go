@@ -1,0 +1,67 @@
+package nets
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// BenchmarkConvTranspose2D times the SVHN generator (four transposed
+// convolutions, batch 16, float32) with each implementation: the forward
+// pass alone, and with the gradients a training step and the posterior
+// Langevin need (every variable and z).
+//
+//	go test ./nets -run '^$' -bench ConvTranspose2D -benchtime 3x
+func BenchmarkConvTranspose2D(b *testing.B) {
+	cfg, err := GeneratorPreset("svhn")
+	if err != nil {
+		b.Fatal(err)
+	}
+	const batch = 16
+	rng := rand.New(rand.NewPCG(8, 8))
+	zData := make([]float32, batch*cfg.Nz)
+	for i := range zData {
+		zData[i] = float32(rng.NormFloat64())
+	}
+	z := tensors.FromFlatDataAndDimensions(zData, batch, cfg.Nz)
+	for _, impl := range []ConvTImpl{ConvTGather, ConvTNative} {
+		for _, withGrad := range []bool{false, true} {
+			name := fmt.Sprintf("svhn_b%d/%s/forward", batch, impl)
+			if withGrad {
+				name += "+backward"
+			}
+			b.Run(name, func(b *testing.B) {
+				ctx := context.New()
+				ctx.SetParam(ParamConvTImpl, string(impl))
+				exec, err := context.NewExec(testBackend(), ctx, func(ctx *context.Context, z *Node) []*Node {
+					img := Generator(ctx, z, cfg)
+					if !withGrad {
+						return []*Node{img}
+					}
+					loss := ReduceAllSum(Square(img))
+					return append(ctx.BuildTrainableVariablesGradientsGraph(loss), Gradient(loss, z)...)
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				step := func() {
+					outs, err := exec.Exec(z)
+					if err != nil {
+						b.Fatalf("%+v", err)
+					}
+					for _, o := range outs {
+						o.FinalizeAll()
+					}
+				}
+				step() // compiles and initialises the variables
+				for b.Loop() {
+					step()
+				}
+			})
+		}
+	}
+}

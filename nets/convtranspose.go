@@ -1,0 +1,166 @@
+package nets
+
+import (
+	"fmt"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// ConvTImpl names an implementation of ConvTranspose2D. All give the same
+// values and gradients; they differ in speed per backend.
+type ConvTImpl string
+
+const (
+	// ConvTAuto picks ConvTNative on XLA and ConvTGather elsewhere.
+	ConvTAuto ConvTImpl = "auto"
+	// ConvTNative is one input-dilated convolution, which XLA maps to its
+	// native (cuDNN on GPU) transposed convolution.
+	ConvTNative ConvTImpl = "native"
+	// ConvTGather is a matrix product followed by a gather that sums each
+	// product into its output pixel. SimpleGo's convolution is slow, and this
+	// is several times faster there (see BenchmarkConvTranspose2D).
+	ConvTGather ConvTImpl = "gather"
+)
+
+// ConvTImpls lists the valid ConvTImpl values.
+var ConvTImpls = []ConvTImpl{ConvTAuto, ConvTNative, ConvTGather}
+
+// xlaBackendName is the name GoMLX's XLA backend reports (backends/xla is
+// not imported, so that this package does not need cgo).
+const xlaBackendName = "xla"
+
+// ConvTransposeOutputSize is the spatial output size of a transposed
+// convolution of an input of size in, as in PyTorch's ConvTranspose2d
+// without output padding or dilation.
+func ConvTransposeOutputSize(in, kernel, stride, padding int) int {
+	return (in-1)*stride - 2*padding + kernel
+}
+
+// ConvTranspose2D returns the transposed 2-D convolution of x, shaped
+// [B, H, W, Cin] (NHWC), with kernel [kH, kW, Cin, Cout], plus bias [Cout]
+// when bias is not nil. It equals PyTorch's ConvTranspose2d with the given
+// stride and padding on both spatial axes, where the PyTorch weight
+// [Cin, Cout, kH, kW] is this kernel with axes permuted (2, 3, 0, 1):
+//
+//	out[b, y, x, o] = bias[o] + Σ x[b, i, j, c]·kernel[p, q, c, o]
+//	                  over y = i·stride − padding + p, x = j·stride − padding + q.
+//
+// The output is [B, Ho, Wo, Cout] with Ho = (H−1)·stride − 2·padding + kH.
+// Gradients with respect to x, kernel and bias work on every backend;
+// ConvTGather can also be differentiated twice (or more), ConvTNative
+// cannot on SimpleGo.
+// It panics (GoMLX graph-building style) on inconsistent shapes or settings.
+func ConvTranspose2D(x, kernel, bias *Node, stride, padding int, impl ConvTImpl) *Node {
+	checkConvT(x, kernel, bias, stride, padding)
+	if impl == ConvTAuto {
+		impl = ConvTGather
+		if x.Graph().Backend().Name() == xlaBackendName {
+			impl = ConvTNative
+		}
+	}
+	var out *Node
+	switch impl {
+	case ConvTNative:
+		out = convTNative(x, kernel, stride, padding)
+	case ConvTGather:
+		out = convTGather(x, kernel, stride, padding)
+	default:
+		panic(fmt.Errorf("nets: unknown transposed-convolution implementation %q; valid: %v", impl, ConvTImpls))
+	}
+	if bias != nil {
+		out = Add(out, Reshape(bias, 1, 1, 1, bias.Shape().Dimensions[0]))
+	}
+	return out
+}
+
+// checkConvT panics with a description of the first inconsistent argument.
+func checkConvT(x, kernel, bias *Node, stride, padding int) {
+	fail := func(format string, args ...any) {
+		panic(fmt.Errorf("nets: ConvTranspose2D: "+format, args...))
+	}
+	if x.Rank() != 4 || kernel.Rank() != 4 {
+		fail("x %s and kernel %s must both have rank 4 ([B,H,W,Cin] and [kH,kW,Cin,Cout])", x.Shape(), kernel.Shape())
+	}
+	xd, kd := x.Shape().Dimensions, kernel.Shape().Dimensions
+	if xd[3] != kd[2] {
+		fail("x has %d channels (shape %s) but kernel %s expects %d", xd[3], x.Shape(), kernel.Shape(), kd[2])
+	}
+	if stride < 1 || padding < 0 {
+		fail("stride %d must be ≥ 1 and padding %d ≥ 0", stride, padding)
+	}
+	for axis := range 2 {
+		if n := ConvTransposeOutputSize(xd[1+axis], kd[axis], stride, padding); n < 1 {
+			fail("input %s, kernel %s, stride %d, padding %d give output size %d on spatial axis %d",
+				x.Shape(), kernel.Shape(), stride, padding, n, axis)
+		}
+	}
+	if bias != nil && (bias.Rank() != 1 || bias.Shape().Dimensions[0] != kd[3]) {
+		fail("bias %s must be [%d], one value per output channel", bias.Shape(), kd[3])
+	}
+}
+
+// nhwc is the axes layout of x [B,H,W,C] and kernel [kH,kW,Cin,Cout].
+var nhwc = ConvolveAxesConfig{
+	InputBatch: 0, InputSpatial: []int{1, 2}, InputChannels: 3,
+	KernelSpatial: []int{0, 1}, KernelInputChannels: 2, KernelOutputChannels: 3,
+	OutputBatch: 0, OutputSpatial: []int{1, 2}, OutputChannels: 3,
+}
+
+// convTNative is the input-dilated convolution of x with the spatially
+// flipped kernel, padded by k−1−padding. GoMLX cannot differentiate input
+// dilation, so the node gets its own gradient (convTNativeVJP). Every
+// argument is set explicitly, as SimpleGo requires.
+func convTNative(x, kernel *Node, stride, padding int) *Node {
+	kd := kernel.Shape().Dimensions
+	out := ConvGeneral(x, flipSpatial(kernel), nhwc, []int{1, 1},
+		[][2]int{{kd[0] - 1 - padding, kd[0] - 1 - padding}, {kd[1] - 1 - padding, kd[1] - 1 - padding}},
+		[]int{stride, stride}, []int{1, 1}, 1, 1)
+	return withVJP(out, convTNativeVJP(stride, padding))
+}
+
+// convTNativeVJP returns the gradient of a convTNative node: with respect
+// to x, the ordinary strided convolution that the node transposes; with
+// respect to the kernel, a convolution of the adjoint by x.
+func convTNativeVJP(stride, padding int) func(node, v *Node) []*Node {
+	ones, strides := []int{1, 1}, []int{stride, stride}
+	same := [][2]int{{padding, padding}, {padding, padding}}
+	return func(node, v *Node) []*Node {
+		x, kernel := node.Inputs()[0], flipSpatial(node.Inputs()[1])
+		// dx[b,i,j,c] = Σ v[b, i·s−p+p', j·s−p+q', o]·kernel[p',q',c,o]: the
+		// kernel's channel axes swap roles.
+		dxAxes := nhwc.Clone()
+		dxAxes.KernelInputChannels, dxAxes.KernelOutputChannels = 3, 2
+		dx := ConvGeneral(v, kernel, dxAxes, strides, same, ones, ones, 1, 1)
+
+		// dK[p',q',c,o] = Σ_{b,i,j} v[b, i·s−p+p', j·s−p+q', o]·x[b,i,j,c]: x is
+		// the kernel, dilated by the stride; the batch is contracted and the
+		// output channels of v act as the batch.
+		dkAxes := ConvolveAxesConfig{
+			InputBatch: 3, InputSpatial: []int{1, 2}, InputChannels: 0,
+			KernelSpatial: []int{1, 2}, KernelInputChannels: 0, KernelOutputChannels: 3,
+			OutputBatch: 3, OutputSpatial: []int{0, 1}, OutputChannels: 2,
+		}
+		dk := ConvGeneral(v, x, dkAxes, ones, same, ones, strides, 1, 1)
+		return []*Node{dx, flipSpatial(dk)}
+	}
+}
+
+// flipSpatial reverses both spatial axes of a [kH, kW, ...] kernel. It is a
+// gather because SimpleGo has no Reverse.
+func flipSpatial(kernel *Node) *Node {
+	d := kernel.Shape().Dimensions
+	taps := d[0] * d[1]
+	rows := make([]int32, taps)
+	for i := range rows {
+		rows[i] = int32(taps - 1 - i) // reversing row-major (p, q) reverses both axes
+	}
+	flat := Reshape(kernel, taps, d[2]*d[3])
+	return Reshape(Gather(flat, indexColumn(kernel.Graph(), rows)), d...)
+}
+
+// indexColumn is the constant [len(rows), 1] index tensor that Gather needs
+// (SimpleGo's Gather only accepts indices of this shape).
+func indexColumn(g *Graph, rows []int32) *Node {
+	return Const(g, tensors.FromFlatDataAndDimensions(rows, len(rows), 1))
+}

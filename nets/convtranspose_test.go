@@ -1,0 +1,187 @@
+package nets
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// naiveConvT is PyTorch's ConvTranspose2d written as a scatter loop: every
+// input pixel adds kernel-weighted copies of itself to the outputs it
+// reaches. x is [B,H,W,Cin], kernel [kH,kW,Cin,Cout], bias [Cout] or nil.
+func naiveConvT(x, kernel array, bias []float64, stride, padding int) array {
+	b, h, w, cin := x.dims[0], x.dims[1], x.dims[2], x.dims[3]
+	kh, kw, cout := kernel.dims[0], kernel.dims[1], kernel.dims[3]
+	ho, wo := (h-1)*stride-2*padding+kh, (w-1)*stride-2*padding+kw
+	out := array{make([]float64, b*ho*wo*cout), []int{b, ho, wo, cout}}
+	for n := range b {
+		for i := range h {
+			for j := range w {
+				for p := range kh {
+					for q := range kw {
+						y, xx := i*stride-padding+p, j*stride-padding+q
+						if y < 0 || y >= ho || xx < 0 || xx >= wo {
+							continue
+						}
+						for c := range cin {
+							v := x.data[((n*h+i)*w+j)*cin+c]
+							for o := range cout {
+								out.data[((n*ho+y)*wo+xx)*cout+o] += v * kernel.data[((p*kw+q)*cin+c)*cout+o]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if bias != nil {
+		for i := range out.data {
+			out.data[i] += bias[i%cout]
+		}
+	}
+	return out
+}
+
+// convTCases are the (kernel, stride, padding) settings the generators use,
+// on small inputs; the last has a non-square kernel.
+var convTCases = []struct {
+	k, kw, stride, padding int
+	h, w                   int
+}{
+	{k: 4, stride: 1, padding: 0, h: 1, w: 1},
+	{k: 4, stride: 1, padding: 0, h: 2, w: 3},
+	{k: 4, stride: 2, padding: 1, h: 3, w: 4},
+	{k: 3, stride: 2, padding: 1, h: 4, w: 3},
+	{k: 8, stride: 1, padding: 0, h: 1, w: 2},
+	{k: 3, stride: 1, padding: 1, h: 5, w: 4},
+	{k: 3, kw: 4, stride: 2, padding: 1, h: 3, w: 2},
+}
+
+var convTImplsUnderTest = []ConvTImpl{ConvTNative, ConvTGather, ConvTAuto}
+
+func TestConvTranspose2DForward(t *testing.T) {
+	for _, tc := range convTCases {
+		for _, impl := range convTImplsUnderTest {
+			kw := max(tc.kw, tc.k)
+			name := fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d/%s", tc.k, kw, tc.stride, tc.padding, tc.h, tc.w, impl)
+			t.Run(name, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(1, uint64(tc.k*100+tc.h)))
+				x := randomArray(rng, 1, 2, tc.h, tc.w, 3)
+				kernel := randomArray(rng, 1, tc.k, kw, 3, 2)
+				bias := randomArray(rng, 1, 2)
+				got := run(t, func(in []*Node) []*Node {
+					return []*Node{ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)}
+				}, x, kernel, bias)[0]
+				want := naiveConvT(x, kernel, bias.data, tc.stride, tc.padding)
+				assertAllClose(t, "output", got, want.data, 1e-12)
+			})
+		}
+	}
+}
+
+// TestConvTranspose2DGradients checks the gradients of L = Σ r ⊙ convT(x, K) + b
+// (r random, so every output pixel has its own adjoint) against central
+// differences of the naive loop.
+func TestConvTranspose2DGradients(t *testing.T) {
+	for _, tc := range convTCases {
+		for _, impl := range convTImplsUnderTest {
+			kw := max(tc.kw, tc.k)
+			name := fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d/%s", tc.k, kw, tc.stride, tc.padding, tc.h, tc.w, impl)
+			t.Run(name, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(2, uint64(tc.k*100+tc.h)))
+				x := randomArray(rng, 1, 2, tc.h, tc.w, 3)
+				kernel := randomArray(rng, 1, tc.k, kw, 3, 2)
+				bias := randomArray(rng, 1, 2)
+				dims := naiveConvT(x, kernel, nil, tc.stride, tc.padding).dims
+				r := randomArray(rng, 1, dims...)
+
+				got := run(t, func(in []*Node) []*Node {
+					loss := ReduceAllSum(Mul(in[3], ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)))
+					return Gradient(loss, in[0], in[1], in[2])
+				}, x, kernel, bias, r)
+
+				loss := func() float64 { return dot(r.data, naiveConvT(x, kernel, bias.data, tc.stride, tc.padding).data) }
+				for i, wrt := range []array{x, kernel, bias} {
+					want := centralDiff(loss, wrt.data, 1e-3)
+					assertAllClose(t, []string{"dL/dx", "dL/dkernel", "dL/dbias"}[i], got[i], want, 1e-8)
+				}
+			})
+		}
+	}
+}
+
+// TestConvTranspose2DSecondOrderGather checks a gradient of a gradient, which
+// the gather implementation supports: with L = Σ r ⊙ convT(x, K) and
+// g = ∂L/∂x, the gradient of Σ s ⊙ g² with respect to K, against nested
+// central differences of the naive loop.
+func TestConvTranspose2DSecondOrderGather(t *testing.T) {
+	for _, tc := range convTCases {
+		kw := max(tc.kw, tc.k)
+		t.Run(fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d", tc.k, kw, tc.stride, tc.padding, tc.h, tc.w), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(9, uint64(tc.k*100+tc.h)))
+			x := randomArray(rng, 1, 1, tc.h, tc.w, 2)
+			kernel := randomArray(rng, 1, tc.k, kw, 2, 2)
+			r := randomArray(rng, 1, naiveConvT(x, kernel, nil, tc.stride, tc.padding).dims...)
+			s := randomArray(rng, 1, x.dims...)
+
+			got := run(t, func(in []*Node) []*Node {
+				loss := ReduceAllSum(Mul(in[2], ConvTranspose2D(in[0], in[1], nil, tc.stride, tc.padding, ConvTGather)))
+				gx := Gradient(loss, in[0])[0]
+				return Gradient(ReduceAllSum(Mul(in[3], Square(gx))), in[1])
+			}, x, kernel, r, s)[0]
+
+			outer := func() float64 {
+				// L is linear in x, so its central differences are exact.
+				gx := centralDiff(func() float64 { return dot(r.data, naiveConvT(x, kernel, nil, tc.stride, tc.padding).data) }, x.data, 1)
+				var sum float64
+				for i, v := range gx {
+					sum += s.data[i] * v * v
+				}
+				return sum
+			}
+			assertAllClose(t, "∂(Σ s⊙g²)/∂K", got, centralDiff(outer, kernel.data, 1e-3), 1e-7)
+		})
+	}
+}
+
+// TestConvTranspose2DPanics checks that inconsistent arguments panic with a
+// message naming the culprit.
+func TestConvTranspose2DPanics(t *testing.T) {
+	f32 := func(dims ...int) shapes.Shape { return shapes.Make(dtypes.Float32, dims...) }
+	for _, tc := range []struct {
+		name            string
+		x, kernel, bias shapes.Shape
+		stride, padding int
+		impl            ConvTImpl
+		want            string
+	}{
+		{"rank", f32(2, 3, 3), f32(4, 4, 3, 2), shapes.Shape{}, 1, 0, ConvTAuto, "rank 4"},
+		{"channels", f32(1, 2, 2, 5), f32(4, 4, 3, 2), shapes.Shape{}, 1, 0, ConvTAuto, "x has 5 channels"},
+		{"stride", f32(1, 2, 2, 3), f32(4, 4, 3, 2), shapes.Shape{}, 0, 0, ConvTAuto, "stride 0"},
+		{"empty output", f32(1, 1, 1, 3), f32(2, 2, 3, 2), shapes.Shape{}, 1, 1, ConvTAuto, "output size 0"},
+		{"bias", f32(1, 2, 2, 3), f32(4, 4, 3, 2), f32(3), 2, 1, ConvTAuto, "bias (Float32)[3] must be [2]"},
+		{"impl", f32(1, 2, 2, 3), f32(4, 4, 3, 2), shapes.Shape{}, 2, 1, "fft", `"fft"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewGraph(testBackend(), tc.name)
+			defer g.Finalize()
+			var bias *Node
+			if tc.bias.Ok() {
+				bias = Parameter(g, "bias", tc.bias)
+			}
+			x, kernel := Parameter(g, "x", tc.x), Parameter(g, "kernel", tc.kernel)
+			defer func() {
+				r := recover()
+				if err, ok := r.(error); !ok || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("panic %v, want an error containing %q", r, tc.want)
+				}
+			}()
+			ConvTranspose2D(x, kernel, bias, tc.stride, tc.padding, tc.impl)
+		})
+	}
+}

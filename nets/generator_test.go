@@ -1,0 +1,211 @@
+package nets
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// presetSizes are the image sizes of SPEC.md's architecture table (and our
+// celeba128 extension), with the latent size.
+var presetSizes = []struct {
+	name        string
+	nz, h, w, c int
+}{
+	{"svhn", 100, 32, 32, 3},
+	{"cifar10", 128, 32, 32, 3},
+	{"celeba64", 100, 64, 64, 3},
+	{"celeba128", 100, 128, 128, 3},
+	{"mnist", 16, 28, 28, 1},
+}
+
+// TestGeneratorPresetShapes builds every preset's graph (batch 1, both
+// implementations) and checks the image shape against the table.
+func TestGeneratorPresetShapes(t *testing.T) {
+	for _, tc := range presetSizes {
+		for _, impl := range []ConvTImpl{ConvTGather, ConvTNative} {
+			t.Run(fmt.Sprintf("%s/%s", tc.name, impl), func(t *testing.T) {
+				cfg, err := GeneratorPreset(tc.name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := cfg.Validate(); err != nil {
+					t.Fatal(err)
+				}
+				if h, w, c := cfg.OutputShape(); h != tc.h || w != tc.w || c != tc.c || cfg.Nz != tc.nz {
+					t.Errorf("nz %d OutputShape() = %d×%d×%d, want nz %d %d×%d×%d", cfg.Nz, h, w, c, tc.nz, tc.h, tc.w, tc.c)
+				}
+				ctx := context.New()
+				ctx.SetParam(ParamConvTImpl, string(impl))
+				g := NewGraph(testBackend(), "shape")
+				defer g.Finalize()
+				img := Generator(ctx, Parameter(g, "z", shapes.Make(dtypes.Float32, 1, tc.nz)), cfg)
+				if want := shapes.Make(dtypes.Float32, 1, tc.h, tc.w, tc.c); !img.Shape().Equal(want) {
+					t.Errorf("Generator output %s, want %s", img.Shape(), want)
+				}
+			})
+		}
+	}
+}
+
+// naiveLeaky is LeakyReLU in place.
+func naiveLeaky(a array, slope float64) array {
+	for i, v := range a.data {
+		if v < 0 {
+			a.data[i] = slope * v
+		}
+	}
+	return a
+}
+
+// naiveGenerator runs cfg's layers in plain loops with the variables that
+// Generator created in ctx.
+func naiveGenerator(t *testing.T, ctx *context.Context, cfg GeneratorConfig, z array) array {
+	x := array{z.data, []int{z.dims[0], 1, 1, cfg.Nz}}
+	for i, l := range cfg.Layers {
+		if i > 0 {
+			x = naiveLeaky(x, 0.2)
+		}
+		scope := ctx.In(fmt.Sprintf("layer_%d", i)).Scope()
+		kernel := array{variableData(t, ctx, scope, "weights"), []int{l.Kernel, l.Kernel, x.dims[3], l.Out}}
+		x = naiveConvT(x, kernel, variableData(t, ctx, scope, "biases"), l.Stride, l.Padding)
+	}
+	for i := range x.data {
+		x.data[i] = math.Tanh(x.data[i])
+	}
+	return x
+}
+
+// TestGeneratorForward checks a small generator against naive loops over
+// the variables it created, that the images lie in (−1, 1), and the
+// gradient the posterior Langevin needs, ∇_z ‖x − G(z)‖², against central
+// differences of the naive generator.
+func TestGeneratorForward(t *testing.T) {
+	cfg := GeneratorConfig{Nz: 3, Layers: []ConvTLayer{{4, 4, 1, 0}, {3, 3, 2, 1}, {2, 4, 2, 1}}}
+	for _, impl := range []ConvTImpl{ConvTGather, ConvTNative} {
+		t.Run(string(impl), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(6, 6))
+			z := randomArray(rng, 1, 2, cfg.Nz)
+			h, w, c := cfg.OutputShape()
+			target := randomArray(rng, 0.5, 2, h, w, c)
+			ctx := context.New()
+			ctx.SetParam(ParamConvTImpl, string(impl))
+			got := runCtx(t, ctx, func(ctx *context.Context, in []*Node) []*Node {
+				img := Generator(ctx, in[0], cfg)
+				sqErr := ReduceAllSum(Square(Sub(in[1], img)))
+				return []*Node{img, Gradient(sqErr, in[0])[0]}
+			}, z, target)
+
+			want := naiveGenerator(t, ctx, cfg, z)
+			if want.dims[1] != h || want.dims[2] != w || want.dims[3] != c {
+				t.Errorf("OutputShape() = %d×%d×%d, naive loops give %v", h, w, c, want.dims)
+			}
+			assertAllClose(t, "image", got[0], want.data, 1e-12)
+			for i, v := range got[0] {
+				if !(v > -1 && v < 1) {
+					t.Fatalf("pixel %d = %v, outside (−1, 1)", i, v)
+				}
+			}
+			sqErr := func() float64 {
+				var s float64
+				for i, v := range naiveGenerator(t, ctx, cfg, z).data {
+					s += (target.data[i] - v) * (target.data[i] - v)
+				}
+				return s
+			}
+			assertAllClose(t, "∇_z‖x − G(z)‖²", got[1], centralDiff(sqErr, z.data, 1e-5), 1e-7)
+		})
+	}
+}
+
+// TestGeneratorInit checks the initial variables of the SVHN generator:
+// Xavier-normal kernels with std √(2/((Cin+Cout)·k²)) and biases uniform in
+// ±1/√(Cout·k²), as PyTorch would initialise them.
+func TestGeneratorInit(t *testing.T) {
+	cfg, err := GeneratorPreset("svhn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.New()
+	if err := ctx.SetRNGStateFromSeed(7); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	runCtx(t, ctx, func(ctx *context.Context, in []*Node) []*Node {
+		return []*Node{Generator(ctx, in[0], cfg)}
+	}, randomArray(rng, 1, 1, cfg.Nz))
+
+	cin := cfg.Nz
+	for i, l := range cfg.Layers {
+		scope := ctx.In(fmt.Sprintf("layer_%d", i)).Scope()
+		t.Run(scope, func(t *testing.T) {
+			w := variableData(t, ctx, scope, "weights")
+			var sumSq float64
+			for _, v := range w {
+				sumSq += v * v
+			}
+			std, want := math.Sqrt(sumSq/float64(len(w))), math.Sqrt(2/float64((cin+l.Out)*l.Kernel*l.Kernel))
+			// The relative standard error of a sample std is 1/√(2n); allow 5 of them.
+			if tol := 5 / math.Sqrt(2*float64(len(w))); math.Abs(std/want-1) > tol {
+				t.Errorf("weights std %.5g, want %.5g (relative tolerance %.2g)", std, want, tol)
+			}
+			bound := 1 / math.Sqrt(float64(l.Out*l.Kernel*l.Kernel))
+			for j, v := range variableData(t, ctx, scope, "biases") {
+				if math.Abs(v) > bound {
+					t.Fatalf("bias %d = %v outside ±%v", j, v, bound)
+				}
+			}
+		})
+		cin = l.Out
+	}
+}
+
+func TestGeneratorConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     GeneratorConfig
+		wantErr string // "" for a valid config
+	}{
+		{"one layer", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{1, 4, 1, 0}}}, ""},
+		{"zero nz", GeneratorConfig{Nz: 0, Layers: []ConvTLayer{{1, 4, 1, 0}}}, "nz = 0"},
+		{"no layers", GeneratorConfig{Nz: 2}, "no layers"},
+		{"zero channels", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{8, 4, 1, 0}, {0, 4, 2, 1}}}, "layer 1"},
+		{"zero kernel", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{8, 0, 1, 0}}}, "layer 0"},
+		{"zero stride", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{8, 4, 0, 0}}}, "layer 0"},
+		{"negative padding", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{8, 4, 1, -1}}}, "layer 0"},
+		{"empty output", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{8, 4, 1, 0}, {3, 3, 1, 3}}}, "turns a 4×4 input into 0×0"},
+		{"empty first layer", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{8, 1, 1, 1}}}, "turns a 1×1 input into -1×-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("Validate() = %v, want nil", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("Validate() = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestGeneratorPresetUnknown(t *testing.T) {
+	_, err := GeneratorPreset("imagenet")
+	if err == nil {
+		t.Fatal(`GeneratorPreset("imagenet") returned no error`)
+	}
+	for _, want := range append([]string{`"imagenet"`}, GeneratorPresetNames()...) {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+	if got := len(GeneratorPresetNames()); got != len(presetSizes) {
+		t.Errorf("%d preset names, want %d", got, len(presetSizes))
+	}
+}

@@ -1,0 +1,163 @@
+package nets
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// testBackend is SimpleGo (tests must never let GoMLX look for an XLA
+// plugin), running ops sequentially: in its default mode SimpleGo v0.26
+// deadlocks when several matrix products run at once on a machine with few
+// cores (each holds a worker slot while waiting for another).
+var testBackend = sync.OnceValue(func() backends.Backend {
+	b, err := backends.NewWithConfig("go:ops_sequential")
+	if err != nil {
+		panic(err)
+	}
+	return b
+})
+
+// array is a float64 tensor given as flat row-major data and dimensions.
+type array struct {
+	data []float64
+	dims []int
+}
+
+func (a array) tensor() *tensors.Tensor { return tensors.FromFlatDataAndDimensions(a.data, a.dims...) }
+
+// randomArray draws N(0, scale²) values with the given dimensions.
+func randomArray(rng *rand.Rand, scale float64, dims ...int) array {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	data := make([]float64, n)
+	for i := range data {
+		data[i] = scale * rng.NormFloat64()
+	}
+	return array{data, dims}
+}
+
+// run executes fn on the test backend and returns its outputs as flat float64 slices.
+func run(t testing.TB, fn func(inputs []*Node) []*Node, inputs ...array) [][]float64 {
+	t.Helper()
+	exec, err := NewExec(testBackend(), fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return execFlat(t, exec, inputs)
+}
+
+// runCtx is run for graph functions of a context, whose variables are
+// initialised on first use.
+func runCtx(t testing.TB, ctx *context.Context, fn func(ctx *context.Context, inputs []*Node) []*Node, inputs ...array) [][]float64 {
+	t.Helper()
+	exec, err := context.NewExec(testBackend(), ctx, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return execFlat(t, exec, inputs)
+}
+
+// execFlat runs exec (a graph or context Exec) on inputs and flattens its outputs.
+func execFlat(t testing.TB, exec interface {
+	Exec(args ...any) ([]*tensors.Tensor, error)
+}, inputs []array) [][]float64 {
+	t.Helper()
+	args := make([]any, len(inputs))
+	for i, in := range inputs {
+		args[i] = in.tensor()
+	}
+	outs, err := exec.Exec(args...)
+	if err != nil {
+		t.Fatalf("%+v", err)
+	}
+	res := make([][]float64, len(outs))
+	for i, o := range outs {
+		if res[i], err = tensors.CopyFlatData[float64](o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res
+}
+
+// centralDiff returns the finite-difference gradient of f with respect to
+// every entry of x (which it perturbs in place and restores).
+func centralDiff(f func() float64, x []float64, h float64) []float64 {
+	grad := make([]float64, len(x))
+	for i := range x {
+		orig := x[i]
+		x[i] = orig + h
+		up := f()
+		x[i] = orig - h
+		down := f()
+		x[i] = orig
+		grad[i] = (up - down) / (2 * h)
+	}
+	return grad
+}
+
+// assertAllClose compares got and want element-wise with a relative tolerance.
+func assertAllClose(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: got %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if math.IsNaN(got[i]) || math.Abs(got[i]-want[i]) > tol*math.Max(1, math.Abs(want[i])) {
+			t.Errorf("%s[%d] = %.10g, want %.10g (tolerance %g)", what, i, got[i], want[i], tol)
+			return
+		}
+	}
+}
+
+// dot is Σ a_i·b_i.
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// variableData returns the current value of a float64 variable.
+func variableData(t testing.TB, ctx *context.Context, scope, name string) []float64 {
+	t.Helper()
+	v := ctx.InspectVariable(scope, name)
+	if v == nil {
+		t.Fatalf("no variable %q in scope %q", name, scope)
+	}
+	value, err := v.Value()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := tensors.CopyFlatData[float64](value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// randomizeVariables replaces every float64 variable with N(0, scale²)
+// values, so that tests do not depend on the initialisation (zero biases
+// would hide a missing bias).
+func randomizeVariables(t testing.TB, ctx *context.Context, rng *rand.Rand, scale float64) {
+	t.Helper()
+	for v := range ctx.IterVariables() {
+		if v.Shape().DType != dtypes.Float64 {
+			continue
+		}
+		if err := v.SetValue(randomArray(rng, scale, v.Shape().Dimensions...).tensor()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
