@@ -1,0 +1,152 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/lebm"
+)
+
+// options are the command's settings: the model configuration plus what
+// the run does around it.
+type options struct {
+	cfg lebm.Config
+
+	data, dataDir, out, backend string
+	epochs, batch, trainSize    int
+	gridN, reconN               int
+	checkpointEvery             time.Duration
+}
+
+// datasetsWithLoaders are the data sets this command can read today.
+var datasetsWithLoaders = []string{"fashion-mnist", "mnist"}
+
+func parseFlags(args []string) (options, error) {
+	fs := flag.NewFlagSet("train-lebm", flag.ContinueOnError)
+	var o options
+	fs.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("data set: %v", datasetsWithLoaders))
+	fs.StringVar(&o.dataDir, "data-dir", "", "folder with the data set's files (default: Debian's "+mnist.DefaultFashionDir+" for fashion-mnist)")
+	fs.StringVar(&o.out, "out", "", "output folder for checkpoints, pictures and metrics (default runs/DATA-METHOD)")
+	fs.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	fs.IntVar(&o.epochs, "epochs", 200, "epochs to train (a resumed run continues up to this many)")
+	fs.IntVar(&o.batch, "batch", 128, "batch size")
+	fs.IntVar(&o.trainSize, "train-size", 0, "use only the first N training images (0: all)")
+	fs.IntVar(&o.gridN, "grid", 64, "generated images in each epoch's sample grid")
+	fs.IntVar(&o.reconN, "recon", 32, "test images in each epoch's reconstruction grid")
+	fs.DurationVar(&o.checkpointEvery, "checkpoint-every", 10*time.Minute, "also checkpoint this often within an epoch")
+
+	// Model settings: registered after -data is known, so defaults follow the data set.
+	method := fs.String("method", lebm.MethodED, fmt.Sprintf("prior update: %v", lebm.Methods))
+	seed := fs.Int64("seed", 1, "random seed (0: random)")
+	model := modelFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	cfg, err := lebm.DefaultConfig(o.data)
+	if err != nil {
+		return o, fmt.Errorf("flag -data: %w", err)
+	}
+	cfg.Method, cfg.Seed = *method, *seed
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	model.apply(&cfg, set)
+	if err := cfg.Validate(); err != nil {
+		return o, err
+	}
+	o.cfg = cfg
+	if o.dataDir == "" && o.data == "fashion-mnist" {
+		o.dataDir = mnist.DefaultFashionDir
+	}
+	if o.dataDir == "" {
+		return o, fmt.Errorf("flag -data-dir: required for -data %s", o.data)
+	}
+	if o.out == "" {
+		o.out = filepath.Join("runs", o.data+"-"+cfg.Method)
+	}
+	if o.epochs < 1 || o.batch < 1 || o.trainSize < 0 || o.gridN < 1 || o.reconN < 1 || o.checkpointEvery <= 0 {
+		return o, fmt.Errorf("-epochs, -batch, -grid, -recon must be ≥ 1, -train-size ≥ 0 and -checkpoint-every > 0 (got %d, %d, %d, %d, %d, %s)",
+			o.epochs, o.batch, o.gridN, o.reconN, o.trainSize, o.checkpointEvery)
+	}
+	return o, nil
+}
+
+// modelSettings are flags that override the data set's default Config
+// when given.
+type modelSettings struct {
+	postSteps, testPostSteps, priorSteps, genSteps, edM, smProj *int
+	postStep, testPostStep, priorStep, genStep                  *float64
+	edT, edW, lrGen, lrPrior, lrDecay, sigma                    *float64
+	smVariant                                                   *string
+}
+
+func modelFlags(fs *flag.FlagSet) modelSettings {
+	d, _ := lebm.DefaultConfig("svhn") // for the help text only
+	return modelSettings{
+		postSteps:     fs.Int("posterior-steps", d.PosteriorLangevin.Steps, "training posterior Langevin steps (paper: 20; 40 for cifar10)"),
+		postStep:      fs.Float64("posterior-step", d.PosteriorLangevin.StepSize, "training posterior Langevin step size s"),
+		testPostSteps: fs.Int("test-posterior-steps", d.TestPosteriorLangevin.Steps, "test-time posterior Langevin steps (reconstructions)"),
+		testPostStep:  fs.Float64("test-posterior-step", d.TestPosteriorLangevin.StepSize, "test-time posterior Langevin step size"),
+		priorSteps:    fs.Int("prior-steps", d.PriorLangevin.Steps, "CD: prior Langevin steps"),
+		priorStep:     fs.Float64("prior-step", d.PriorLangevin.StepSize, "CD: prior Langevin step size"),
+		genSteps:      fs.Int("gen-steps", d.GenerationLangevin.Steps, "generation: prior Langevin steps"),
+		genStep:       fs.Float64("gen-step", d.GenerationLangevin.StepSize, "generation: prior Langevin step size"),
+		edT:           fs.Float64("ed-t", d.ED.T, "ED: perturbation variance t"),
+		edM:           fs.Int("ed-m", d.ED.M, "ED: negative samples M"),
+		edW:           fs.Float64("ed-w", d.ED.W, "ED: stabiliser w"),
+		smVariant:     fs.String("sm-variant", d.SMVariant, fmt.Sprintf("SM: estimator %v", lebm.SMVariants)),
+		smProj:        fs.Int("sm-projections", d.SMProjections, "SM: projections of the sliced estimator"),
+		lrGen:         fs.Float64("lr-gen", d.GeneratorLR, "generator Adam learning rate"),
+		lrPrior:       fs.Float64("lr-prior", d.PriorLR, "prior Adam learning rate"),
+		lrDecay:       fs.Float64("lr-decay", d.LRDecay, "learning-rate decay per epoch (1: none)"),
+		sigma:         fs.Float64("sigma", d.Sigma, "σ of the Gaussian likelihood"),
+	}
+}
+
+// apply copies the flags the user set into cfg.
+func (s modelSettings) apply(cfg *lebm.Config, set map[string]bool) {
+	ints := map[string]struct {
+		dst *int
+		src *int
+	}{
+		"posterior-steps":      {&cfg.PosteriorLangevin.Steps, s.postSteps},
+		"test-posterior-steps": {&cfg.TestPosteriorLangevin.Steps, s.testPostSteps},
+		"prior-steps":          {&cfg.PriorLangevin.Steps, s.priorSteps},
+		"gen-steps":            {&cfg.GenerationLangevin.Steps, s.genSteps},
+		"ed-m":                 {&cfg.ED.M, s.edM},
+		"sm-projections":       {&cfg.SMProjections, s.smProj},
+	}
+	for name, p := range ints {
+		if set[name] {
+			*p.dst = *p.src
+		}
+	}
+	floats := map[string]struct {
+		dst *float64
+		src *float64
+	}{
+		"posterior-step":      {&cfg.PosteriorLangevin.StepSize, s.postStep},
+		"test-posterior-step": {&cfg.TestPosteriorLangevin.StepSize, s.testPostStep},
+		"prior-step":          {&cfg.PriorLangevin.StepSize, s.priorStep},
+		"gen-step":            {&cfg.GenerationLangevin.StepSize, s.genStep},
+		"ed-t":                {&cfg.ED.T, s.edT},
+		"ed-w":                {&cfg.ED.W, s.edW},
+		"lr-gen":              {&cfg.GeneratorLR, s.lrGen},
+		"lr-prior":            {&cfg.PriorLR, s.lrPrior},
+		"lr-decay":            {&cfg.LRDecay, s.lrDecay},
+		"sigma":               {&cfg.Sigma, s.sigma},
+	}
+	for name, p := range floats {
+		if set[name] {
+			*p.dst = *p.src
+		}
+	}
+	if set["sm-variant"] {
+		cfg.SMVariant = *s.smVariant
+	}
+}

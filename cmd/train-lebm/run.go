@@ -1,0 +1,311 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/plots"
+)
+
+// stepRecord is one line of metrics.jsonl.
+type stepRecord struct {
+	Step              int64   `json:"step"`
+	Epoch             int64   `json:"epoch"`
+	GeneratorLoss     float64 `json:"generator_loss"`
+	PriorLoss         float64 `json:"prior_loss"`
+	PosteriorEnergy   float64 `json:"posterior_energy"`
+	PriorEnergy       float64 `json:"prior_energy,omitempty"`
+	ReconstructionMSE float64 `json:"reconstruction_mse"`
+	Seconds           float64 `json:"seconds"`
+	// TestReconstructionMSE is set on the last step of an epoch: per-pixel
+	// MSE of the reconstruction grid's test images (test-time posterior).
+	TestReconstructionMSE float64 `json:"test_reconstruction_mse,omitempty"`
+}
+
+func run(o options, stop <-chan os.Signal) error {
+	train, test, err := loadData(o)
+	if err != nil {
+		return err
+	}
+	b, choice, err := backend.Open(o.backend)
+	if err != nil {
+		return fmt.Errorf("flag -backend: %w", err)
+	}
+	defer b.Finalize()
+	fmt.Printf("backend: %s (%s)\n", b.Name(), choice.Reason)
+
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	ckptDir := filepath.Join(o.out, "checkpoint")
+	model, err := openModel(b, o.cfg, ckptDir)
+	if err != nil {
+		return err
+	}
+	batches, err := datasets.NewBatches(train, o.batch, datasets.WithSeed(uint64(o.cfg.Seed)))
+	if err != nil {
+		return fmt.Errorf("flag -batch: %w", err)
+	}
+	perEpoch := int64(batches.BatchesPerEpoch())
+	step, err := model.GlobalStep()
+	if err != nil {
+		return err
+	}
+	if err := batches.Seek(int(step/perEpoch), int(step%perEpoch)); err != nil {
+		return err
+	}
+	history, err := loadHistory(filepath.Join(o.out, "metrics.jsonl"), step)
+	if err != nil {
+		return err
+	}
+	metricsFile, err := os.OpenFile(filepath.Join(o.out, "metrics.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer metricsFile.Close()
+	encoder := json.NewEncoder(metricsFile)
+
+	total := int64(o.epochs) * perEpoch
+	fmt.Printf("training %s-LEBM on %s (%d images, %d batches of %d per epoch) from step %d to %d → %s\n",
+		o.cfg.Method, o.data, train.N, perEpoch, o.batch, step, total, o.out)
+	bar := progressbar.NewOptions64(total, progressbar.OptionSetDescription("training"),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("steps"),
+		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond))
+	_ = bar.Set64(step)
+	lastCheckpoint := time.Now()
+	save := func() error {
+		if err := model.Save(ckptDir); err != nil {
+			return err
+		}
+		lastCheckpoint = time.Now()
+		return nil
+	}
+
+	for step < total {
+		select {
+		case <-stop:
+			fmt.Printf("\ninterrupted at step %d: checkpointing\n", step)
+			return save()
+		default:
+		}
+		_, inputs, _, err := batches.Yield()
+		if errors.Is(err, io.EOF) {
+			batches.Reset()
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		m, err := model.TrainStep(inputs[0])
+		finalize(inputs)
+		if err != nil {
+			return fmt.Errorf("%w\nstopped; the last good checkpoint is kept in %s", err, ckptDir)
+		}
+		step = m.Step
+		rec := stepRecord{Step: m.Step, Epoch: (m.Step - 1) / perEpoch, GeneratorLoss: m.GeneratorLoss,
+			PriorLoss: m.PriorLoss, PosteriorEnergy: m.PosteriorEnergy, PriorEnergy: m.PriorEnergy,
+			ReconstructionMSE: m.ReconstructionMSE, Seconds: time.Since(start).Seconds()}
+		_ = bar.Add(1)
+		bar.Describe(fmt.Sprintf("epoch %d  recon MSE %.4f  prior loss %.4f", rec.Epoch+1, m.ReconstructionMSE, m.PriorLoss))
+
+		if step%perEpoch == 0 { // end of an epoch
+			if err := model.EndEpoch(); err != nil {
+				return err
+			}
+			if rec.TestReconstructionMSE, err = writePictures(model, test, o, step/perEpoch); err != nil {
+				return err
+			}
+			if err := save(); err != nil {
+				return err
+			}
+		} else if time.Since(lastCheckpoint) > o.checkpointEvery {
+			if err := save(); err != nil {
+				return err
+			}
+		}
+		history = append(history, rec)
+		if err := encoder.Encode(rec); err != nil {
+			return err
+		}
+		if step%perEpoch == 0 {
+			if err := plotHistory(filepath.Join(o.out, "losses.png"), history); err != nil {
+				return err
+			}
+		}
+	}
+	_ = bar.Finish()
+	fmt.Printf("\ndone: %d steps; outputs in %s\n", step, o.out)
+	return nil
+}
+
+// loadData reads the training and test images and checks they fit the generator.
+func loadData(o options) (train, test *datasets.Images, err error) {
+	if train, err = mnist.Load(o.dataDir, "train"); err != nil {
+		return nil, nil, fmt.Errorf("flag -data-dir: %w", err)
+	}
+	if test, err = mnist.Load(o.dataDir, "test"); err != nil {
+		return nil, nil, fmt.Errorf("flag -data-dir: %w", err)
+	}
+	h, w, c := o.cfg.Generator.OutputShape()
+	if train.Height != h || train.Width != w || train.Channels != c {
+		return nil, nil, fmt.Errorf("flag -data-dir %s: images are %d×%d×%d but the %s generator makes %d×%d×%d",
+			o.dataDir, train.Height, train.Width, train.Channels, o.data, h, w, c)
+	}
+	if o.trainSize > 0 && o.trainSize < train.N {
+		indices := make([]int, o.trainSize)
+		for i := range indices {
+			indices[i] = i
+		}
+		if train, err = train.Subset(indices); err != nil {
+			return nil, nil, err
+		}
+	}
+	if o.reconN > test.N {
+		return nil, nil, fmt.Errorf("flag -recon %d: the test split has only %d images", o.reconN, test.N)
+	}
+	return train, test, nil
+}
+
+// openModel resumes from the checkpoint in dir when there is one — refusing
+// one whose configuration differs from cfg — or creates a new model.
+func openModel(b backends.Backend, cfg lebm.Config, dir string) (*lebm.Model, error) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return lebm.New(b, cfg)
+	}
+	model, err := lebm.Load(b, dir)
+	if err != nil {
+		return nil, fmt.Errorf("resuming from %s: %w (move it away to start afresh)", dir, err)
+	}
+	if diff := configDiff(model.Config(), cfg); diff != "" {
+		return nil, fmt.Errorf("%s holds a checkpoint of a different model (%s); use another -out, or the flags that run used", dir, diff)
+	}
+	step, _ := model.GlobalStep()
+	fmt.Printf("resuming from %s at step %d\n", dir, step)
+	return model, nil
+}
+
+// configDiff names the first top-level setting that differs between the
+// checkpoint's configuration and the requested one, or returns "".
+func configDiff(saved, requested lebm.Config) string {
+	a, b := reflect.ValueOf(saved), reflect.ValueOf(requested)
+	for i := range a.NumField() {
+		if !reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
+			return fmt.Sprintf("%s: checkpoint %+v, flags %+v", a.Type().Field(i).Name, a.Field(i).Interface(), b.Field(i).Interface())
+		}
+	}
+	return ""
+}
+
+// writePictures writes the epoch's sample and reconstruction grids and
+// returns the per-pixel MSE of the reconstructed test images.
+func writePictures(model *lebm.Model, test *datasets.Images, o options, epoch int64) (float64, error) {
+	samples, err := model.Generate(o.gridN)
+	if err != nil {
+		return 0, err
+	}
+	defer samples.FinalizeAll()
+	h, w, c := test.Height, test.Width, test.Channels
+	cols := int(math.Ceil(math.Sqrt(float64(o.gridN))))
+	err = plots.WriteImageGrid(filepath.Join(o.out, fmt.Sprintf("samples-epoch%03d.png", epoch)),
+		tensors.MustCopyFlatData[float32](samples), o.gridN, h, w, c, cols)
+	if err != nil {
+		return 0, err
+	}
+	originals := test.Pixels[:o.reconN*test.ImageSize()]
+	x := tensors.FromFlatDataAndDimensions(originals, o.reconN, h, w, c)
+	defer x.FinalizeAll()
+	recon, err := model.Reconstruct(x)
+	if err != nil {
+		return 0, err
+	}
+	defer recon.FinalizeAll()
+	reconPixels := tensors.MustCopyFlatData[float32](recon)
+	var mse float64
+	for i, v := range reconPixels {
+		d := float64(v - originals[i])
+		mse += d * d / float64(len(reconPixels))
+	}
+	err = plots.WriteImagePairs(filepath.Join(o.out, fmt.Sprintf("reconstructions-epoch%03d.png", epoch)),
+		originals, reconPixels, o.reconN, h, w, c, 8)
+	return mse, err
+}
+
+// loadHistory reads the metrics of steps up to step from a previous run
+// and rewrites the file without later lines (steps after the checkpoint
+// that the resumed run will redo).
+func loadHistory(path string, upTo int64) ([]stepRecord, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var history []stepRecord
+	decoder := json.NewDecoder(f)
+	for {
+		var rec stepRecord
+		if err := decoder.Decode(&rec); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			break // a line cut short by a crash: drop it and what follows
+		}
+		if rec.Step <= upTo {
+			history = append(history, rec)
+		}
+	}
+	err = plots.WriteFileAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for _, rec := range history {
+			if err := enc.Encode(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return history, err
+}
+
+// plotHistory draws the losses over training, averaged over windows so
+// long runs stay readable.
+func plotHistory(path string, history []stepRecord) error {
+	window := max(1, len(history)/400)
+	recon := plots.Series{Name: "reconstruction MSE (train batch)"}
+	prior := plots.Series{Name: "prior loss"}
+	for start := 0; start < len(history); start += window {
+		end := min(start+window, len(history))
+		var r, p float64
+		for _, rec := range history[start:end] {
+			r += rec.ReconstructionMSE / float64(end-start)
+			p += rec.PriorLoss / float64(end-start)
+		}
+		x := float64(history[end-1].Step)
+		recon.X, recon.Y = append(recon.X, x), append(recon.Y, r)
+		prior.X, prior.Y = append(prior.X, x), append(prior.Y, p)
+	}
+	return plots.WriteLinePlot(path, plots.LinePlot{Title: "Training losses", XLabel: "step", YLabel: "value",
+		Series: []plots.Series{recon, prior}})
+}
+
+func finalize(ts []*tensors.Tensor) {
+	for _, t := range ts {
+		t.FinalizeAll()
+	}
+}

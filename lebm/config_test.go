@@ -1,0 +1,156 @@
+package lebm
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/losses"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ui/commandline"
+)
+
+func TestDefaultConfig(t *testing.T) {
+	for _, tc := range []struct {
+		dataset        string
+		nz             int
+		h, w, c        int
+		posteriorSteps int
+	}{
+		{"svhn", 100, 32, 32, 3, 20},
+		{"cifar10", 128, 32, 32, 3, 40},
+		{"celeba64", 100, 64, 64, 3, 20},
+		{"celeba128", 100, 128, 128, 3, 20},
+		{"mnist", 16, 28, 28, 1, 20},
+		{"fashion-mnist", 16, 28, 28, 1, 20},
+	} {
+		t.Run(tc.dataset, func(t *testing.T) {
+			cfg, err := DefaultConfig(tc.dataset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if h, w, c := cfg.Generator.OutputShape(); cfg.Generator.Nz != tc.nz || h != tc.h || w != tc.w || c != tc.c {
+				t.Errorf("generator nz %d, images %d×%d×%d; want nz %d, %d×%d×%d", cfg.Generator.Nz, h, w, c, tc.nz, tc.h, tc.w, tc.c)
+			}
+			// The paper's settings (SPEC.md).
+			want := Config{
+				Generator: cfg.Generator, Prior: cfg.Prior,
+				Sigma: 0.3, PriorSigma: 1,
+				PosteriorLangevin:     losses.LangevinConfig{StepSize: 0.1, Steps: tc.posteriorSteps},
+				TestPosteriorLangevin: losses.LangevinConfig{StepSize: 0.1, Steps: 100},
+				PriorLangevin:         losses.LangevinConfig{StepSize: 0.4, Steps: 60},
+				GenerationLangevin:    losses.LangevinConfig{StepSize: 0.2, Steps: 500},
+				Method:                MethodED,
+				ED:                    losses.EDConfig{T: 0.25, M: 16, W: 1},
+				SMVariant:             SMFisher, SMProjections: 1,
+				GeneratorLR: 1e-4, PriorLR: 5e-5, Beta1: 0.5, Beta2: 0.999, AdamEpsilon: 1e-8,
+				LRDecay: 1, DType: "float32",
+			}
+			if !reflect.DeepEqual(cfg, want) {
+				t.Errorf("DefaultConfig(%q) = %+v, want %+v", tc.dataset, cfg, want)
+			}
+			if !reflect.DeepEqual(cfg.Prior.Hidden, []int{200, 200}) || cfg.Prior.LeakySlope != 0.1 {
+				t.Errorf("prior MLP %+v, want nz→200→200→1 with LeakyReLU 0.1", cfg.Prior)
+			}
+		})
+	}
+	if _, err := DefaultConfig("imagenet"); err == nil || !strings.Contains(err.Error(), `"imagenet"`) {
+		t.Errorf("DefaultConfig(\"imagenet\") error %v, want one naming the data set", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"generator", func(c *Config) { c.Generator.Nz = 0 }, "nz = 0"},
+		{"prior", func(c *Config) { c.Prior.Activation = "relu6" }, `"relu6"`},
+		{"sigma", func(c *Config) { c.Sigma = 0 }, "Sigma (likelihood σ) = 0"},
+		{"prior sigma", func(c *Config) { c.PriorSigma = -2 }, "PriorSigma (prior base σ0) = -2"},
+		{"generator lr", func(c *Config) { c.GeneratorLR = 0 }, "GeneratorLR = 0"},
+		{"prior lr", func(c *Config) { c.PriorLR = -1e-3 }, "PriorLR = -0.001"},
+		{"adam epsilon", func(c *Config) { c.AdamEpsilon = 0 }, "AdamEpsilon = 0"},
+		{"beta1", func(c *Config) { c.Beta1 = 1 }, "Beta1 = 1"},
+		{"beta2", func(c *Config) { c.Beta2 = -0.1 }, "Beta2 = -0.1"},
+		{"lr decay", func(c *Config) { c.LRDecay = 1.5 }, "LRDecay = 1.5"},
+		{"posterior langevin", func(c *Config) { c.PosteriorLangevin.StepSize = 0 }, "PosteriorLangevin: Langevin step size = 0"},
+		{"test posterior langevin", func(c *Config) { c.TestPosteriorLangevin.Steps = -1 }, "TestPosteriorLangevin: Langevin steps = -1"},
+		{"prior langevin", func(c *Config) { c.PriorLangevin.StepSize = -1 }, "PriorLangevin"},
+		{"generation langevin", func(c *Config) { c.GenerationLangevin.Steps = -3 }, "GenerationLangevin"},
+		{"method", func(c *Config) { c.Method = "nce" }, `Method = "nce"`},
+		{"ed", func(c *Config) { c.ED.M = 0 }, "ED: energy discrepancy M = 0"},
+		{"sm variant", func(c *Config) { c.SMVariant = "denoising" }, `SMVariant = "denoising"`},
+		{"sm projections", func(c *Config) { c.SMProjections = 0 }, "SMProjections = 0"},
+		{"dtype", func(c *Config) { c.DType = "bfloat16" }, `DType = "bfloat16"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tinyConfig(t)
+			tc.change(&cfg)
+			err := cfg.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfigParams(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.ED.DropLogM, cfg.PriorLangevin.NoNoise = true, true
+	for _, tc := range []struct {
+		name     string
+		settings string // GoMLX command-line settings applied after SetParams
+		change   func(*Config)
+		wantErr  string
+	}{
+		{"round trip", "", func(*Config) {}, ""},
+		{"command line", "lebm_method=cd;lebm_posterior_steps=7;lebm_prior_lr=0.001;lebm_generator_layers=8,4,1,0,3,4,2,1",
+			func(c *Config) {
+				c.Method, c.PosteriorLangevin.Steps, c.PriorLR = MethodCD, 7, 1e-3
+				c.Generator.Layers[1].Out = 3
+			}, ""},
+		{"invalid value", "lebm_sigma=-1", nil, "Sigma (likelihood σ) = -1"},
+		{"ragged layers", "lebm_generator_layers=8,4,1", nil, "want 4 (out, kernel, stride, padding) per layer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.New()
+			cfg.SetParams(ctx)
+			if _, err := commandline.ParseContextSettings(ctx, tc.settings); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ConfigFromContext(ctx)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("ConfigFromContext error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := cfg
+			want.Generator.Layers = append(want.Generator.Layers[:0:0], cfg.Generator.Layers...)
+			tc.change(&want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("ConfigFromContext = %+v, want %+v", got, want)
+			}
+		})
+	}
+
+	t.Run("missing and mistyped", func(t *testing.T) {
+		ctx := context.New()
+		if _, err := ConfigFromContext(ctx); err == nil || !strings.Contains(err.Error(), `"lebm_generator_nz" is not set`) {
+			t.Errorf("ConfigFromContext of an empty context: %v, want a missing-parameter error", err)
+		}
+		cfg.SetParams(ctx)
+		ctx.SetParam("lebm_ed_m", 16.0)
+		if _, err := ConfigFromContext(ctx); err == nil || !strings.Contains(err.Error(), `"lebm_ed_m" = 16 has type float64; want int`) {
+			t.Errorf("ConfigFromContext with a float64 M: %v, want a type error", err)
+		}
+	})
+}

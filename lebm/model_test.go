@@ -1,0 +1,336 @@
+package lebm
+
+import (
+	"math"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// newModel creates a model from cfg or fails the test.
+func newModel(t *testing.T, cfg Config) *Model {
+	t.Helper()
+	m, err := New(testBackend(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// trainStep runs one training step or fails the test.
+func trainStep(t *testing.T, m *Model, x *tensors.Tensor) StepMetrics {
+	t.Helper()
+	metrics, err := m.TrainStep(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return metrics
+}
+
+func TestFirstStepMovesEachModelByItsLearningRate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		method string
+		epochs int
+		decay  float64
+	}{
+		{"ed", MethodED, 0, 1},
+		{"cd", MethodCD, 0, 1},
+		{"sm", MethodSM, 0, 1},
+		{"ed after 2 epochs of decay 0.5", MethodED, 2, 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tinyConfig(t)
+			cfg.Method, cfg.LRDecay = tc.method, tc.decay
+			cfg.GeneratorLR, cfg.PriorLR = 1e-3, 2e-4
+			m := newModel(t, cfg)
+			x := imagesTensor(cfg, structuredImages())
+			// Create and initialise the variables.
+			if _, err := m.Reconstruct(x); err != nil {
+				t.Fatal(err)
+			}
+			for range tc.epochs {
+				if err := m.EndEpoch(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := map[string]map[string][]float64{
+				GeneratorScope: variableValues(t, m.Context(), "/"+GeneratorScope),
+				PriorScope:     variableValues(t, m.Context(), "/"+PriorScope),
+			}
+			if got := trainStep(t, m, x).Step; got != 1 {
+				t.Errorf("first step reported as step %d, want 1", got)
+			}
+			// Adam's first step is lr·g/(|g| + ε): ±lr wherever the gradient
+			// is not tiny.
+			factor := math.Pow(tc.decay, float64(tc.epochs))
+			for scope, lr := range map[string]float64{GeneratorScope: cfg.GeneratorLR * factor, PriorScope: cfg.PriorLR * factor} {
+				after := variableValues(t, m.Context(), "/"+scope)
+				var n, full int
+				for name, old := range before[scope] {
+					for i, v := range old {
+						step := math.Abs(after[name][i] - v)
+						if step > lr*(1+1e-6) {
+							t.Fatalf("%s[%d] moved by %g, more than its learning rate %g", name, i, step, lr)
+						}
+						n++
+						if step > 0.98*lr {
+							full++
+						}
+					}
+				}
+				if full < n*9/10 {
+					t.Errorf("%s: only %d of %d parameters moved by ≈ lr %g", scope, full, n, lr)
+				}
+			}
+		})
+	}
+}
+
+func TestTrainStepCompilesOnce(t *testing.T) {
+	cfg := tinyConfig(t)
+	m := newModel(t, cfg)
+	x := imagesTensor(cfg, structuredImages())
+	for want := int64(1); want <= 3; want++ {
+		if got := trainStep(t, m, x).Step; got != want {
+			t.Errorf("step reported as %d, want %d", got, want)
+		}
+	}
+	if step, err := m.GlobalStep(); err != nil || step != 3 {
+		t.Errorf("GlobalStep() = %d, %v; want 3", step, err)
+	}
+	if m.trainGraphs != 1 {
+		t.Errorf("3 training steps built %d graphs, want 1", m.trainGraphs)
+	}
+}
+
+func TestTrainingReducesReconstructionError(t *testing.T) {
+	for _, method := range Methods {
+		t.Run(method, func(t *testing.T) {
+			cfg := tinyConfig(t)
+			cfg.DType = "float32"
+			cfg.Method = method
+			cfg.PosteriorLangevin.Steps, cfg.PriorLangevin.Steps = 20, 20
+			cfg.TestPosteriorLangevin.Steps = 40
+			cfg.GeneratorLR, cfg.PriorLR = 3e-3, 1e-3
+			m := newModel(t, cfg)
+			x := imagesTensor(cfg, structuredImages())
+			const steps = 150
+			var first, last float64
+			for i := range steps {
+				metrics := trainStep(t, m, x)
+				if !metrics.Finite || metrics.PriorSampled != (method == MethodCD) {
+					t.Fatalf("step %d: metrics %+v", i+1, metrics)
+				}
+				if i < 5 {
+					first += metrics.ReconstructionMSE / 5
+				}
+				if i >= steps-5 {
+					last += metrics.ReconstructionMSE / 5
+				}
+			}
+			if !(last < first/4) {
+				t.Errorf("reconstruction MSE went from %.4f (first 5 steps) to %.4f (last 5); want below a quarter", first, last)
+			}
+
+			// The trained model explains its images better than noise.
+			noise := make([]float64, len(structuredImages()))
+			for i := range noise {
+				noise[i] = math.Sin(float64(i*i)) * 0.8
+			}
+			scores := func(data []float64) float64 {
+				s, err := m.AnomalyScore(imagesTensor(cfg, data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var mean float64
+				for _, v := range tensors.MustCopyFlatData[float32](s) {
+					mean += float64(v) / testBatch
+				}
+				return mean
+			}
+			if train, other := scores(structuredImages()), scores(noise); !(train < other) {
+				t.Errorf("mean anomaly score of the training images %g is not below that of noise images %g", train, other)
+			}
+		})
+	}
+}
+
+func TestNaNBatchIsRejectedWithoutChangingTheModel(t *testing.T) {
+	cfg := tinyConfig(t)
+	m := newModel(t, cfg)
+	clean := structuredImages()
+	trainStep(t, m, imagesTensor(cfg, clean))
+	before := variableValues(t, m.Context(), "/")
+
+	bad := append([]float64{}, clean...)
+	bad[17] = math.NaN()
+	metrics, err := m.TrainStep(imagesTensor(cfg, bad))
+	if err == nil {
+		t.Fatal("training on a batch with NaN returned no error")
+	}
+	for _, want := range []string{"training step 2", "input batch x", "NaN"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if metrics.Finite {
+		t.Errorf("metrics of the failed step report Finite")
+	}
+	after := variableValues(t, m.Context(), "/")
+	for name, old := range before {
+		if strings.HasSuffix(name, "#rngState") {
+			continue
+		}
+		for i := range old {
+			if after[name][i] != old[i] {
+				t.Fatalf("variable %s[%d] changed from %g to %g in the rejected step", name, i, old[i], after[name][i])
+			}
+		}
+	}
+	if got := trainStep(t, m, imagesTensor(cfg, clean)).Step; got != 2 {
+		t.Errorf("the step after the rejected one is step %d, want 2", got)
+	}
+}
+
+func TestSaveAndLoadResumeTraining(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.Method = MethodCD
+	m := newModel(t, cfg)
+	x := imagesTensor(cfg, structuredImages())
+	trainStep(t, m, x)
+	trainStep(t, m, x)
+	if err := m.EndEpoch(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "model")
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+
+	loaded, err := Load(testBackend(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := loaded.Config(); !reflect.DeepEqual(got, cfg) {
+		t.Errorf("loaded config %+v, want %+v", got, cfg)
+	}
+	if epoch, err := loaded.Epoch(); err != nil || epoch != 1 {
+		t.Errorf("loaded Epoch() = %d, %v; want 1", epoch, err)
+	}
+	// The whole state was saved: both models take the same next step.
+	want, got := trainStep(t, m, x), trainStep(t, loaded, x)
+	if got != want {
+		t.Errorf("after loading, step metrics %+v; the original model's %+v", got, want)
+	}
+	if err := loaded.Save(dir); err != nil {
+		t.Errorf("saving a loaded model back to its directory: %v", err)
+	}
+	if err := newModel(t, cfg).Save(dir); err == nil || !strings.Contains(err.Error(), "already holds checkpoints") {
+		t.Errorf("saving another model into %s: error %v, want a refusal", dir, err)
+	}
+	if _, err := Load(testBackend(), filepath.Join(dir, "missing")); err == nil {
+		t.Errorf("loading from a missing directory returned no error")
+	}
+}
+
+func TestSamplingShapes(t *testing.T) {
+	cfg := tinyConfig(t)
+	m := newModel(t, cfg)
+	x := imagesTensor(cfg, structuredImages())
+	for _, tc := range []struct {
+		name string
+		run  func() (*tensors.Tensor, error)
+		dims []int
+		// bound, if > 0, bounds every value's magnitude.
+		bound float64
+	}{
+		{"PriorSample", func() (*tensors.Tensor, error) { return m.PriorSample(3) }, []int{3, testNz}, 0},
+		{"Generate", func() (*tensors.Tensor, error) { return m.Generate(3) }, []int{3, testSize, testSize, 1}, 1},
+		{"PosteriorSample", func() (*tensors.Tensor, error) { return m.PosteriorSample(x) }, []int{testBatch, testNz}, 0},
+		{"Reconstruct", func() (*tensors.Tensor, error) { return m.Reconstruct(x) }, []int{testBatch, testSize, testSize, 1}, 1},
+		{"AnomalyScore", func() (*tensors.Tensor, error) { return m.AnomalyScore(x) }, []int{testBatch}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := tc.run()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.Shape().Dimensions; !slices.Equal(got, tc.dims) {
+				t.Fatalf("shape %v, want %v", got, tc.dims)
+			}
+			for i, v := range tensors.MustCopyFlatData[float64](out) {
+				if math.IsNaN(v) || math.IsInf(v, 0) || (tc.bound > 0 && math.Abs(v) >= tc.bound) {
+					t.Fatalf("value %d = %g out of range", i, v)
+				}
+			}
+		})
+	}
+}
+
+func TestAPIErrors(t *testing.T) {
+	cfg := tinyConfig(t)
+	m := newModel(t, cfg)
+	float32Images := cfg
+	float32Images.DType = "float32"
+	for _, tc := range []struct {
+		name string
+		run  func() error
+		want string
+	}{
+		{"wrong image size", func() error {
+			_, err := m.TrainStep(tensors.FromFlatDataAndDimensions(make([]float64, 2*16), 2, 4, 4, 1))
+			return err
+		}, "want (Float64)[batch, 8, 8, 1]"},
+		{"wrong dtype", func() error {
+			_, err := m.Reconstruct(imagesTensor(float32Images, structuredImages()))
+			return err
+		}, "want (Float64)[batch, 8, 8, 1]"},
+		{"nil images", func() error { _, err := m.PosteriorSample(nil); return err }, "nil"},
+		{"no samples", func() error { _, err := m.Generate(0); return err }, "n = 0"},
+		{"invalid config", func() error {
+			bad := cfg
+			bad.Sigma = -1
+			_, err := New(testBackend(), bad)
+			return err
+		}, "Sigma"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkTrainStep times one training step of the tiny model (batch 4,
+// float32) with the paper's chain lengths: 20 posterior steps, and 60 prior
+// steps for contrastive divergence.
+func BenchmarkTrainStep(b *testing.B) {
+	for _, method := range Methods {
+		b.Run(method, func(b *testing.B) {
+			cfg := tinyConfig(b)
+			cfg.DType, cfg.Method = "float32", method
+			cfg.PosteriorLangevin.Steps, cfg.PriorLangevin.Steps = 20, 60
+			m, err := New(testBackend(), cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			x := imagesTensor(cfg, structuredImages())
+			if _, err := m.TrainStep(x); err != nil { // compile
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := m.TrainStep(x); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
