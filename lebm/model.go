@@ -3,15 +3,12 @@ package lebm
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/context/checkpoints"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 )
 
@@ -34,8 +31,6 @@ type Model struct {
 	priorSamples, generations            map[int]*context.Exec
 	// trainGraphs counts the training-step graphs built, for tests.
 	trainGraphs int
-
-	checkpoint *checkpoints.Handler
 }
 
 // StepMetrics reports one training step.
@@ -283,55 +278,6 @@ func (m *Model) checkImages(x *tensors.Tensor) error {
 		return fmt.Errorf("images x have shape %s; want (%s)[batch, %d, %d, %d], the generator's output", x.Shape(), m.cfg.dtype(), h, w, c)
 	}
 	return nil
-}
-
-// Save writes a GoMLX checkpoint of the whole context (Config parameters,
-// both models' variables, optimizer state, epoch, global step, random number
-// generator state) into dir, creating it if needed. Successive saves into
-// the same directory replace the previous checkpoint. A directory that
-// already holds checkpoints the model was not loaded from or saved to is
-// refused, so that no other model's checkpoint is overwritten or mixed in.
-func (m *Model) Save(dir string) (err error) {
-	defer recoverError(&err, "saving to "+dir)
-	if m.checkpoint == nil || m.checkpoint.Dir() != dir {
-		existing, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*"+checkpoints.JsonNameSuffix))
-		if len(existing) > 0 {
-			return fmt.Errorf("lebm: saving to %q: the directory already holds checkpoints (%s) of another run; save into a new directory, or Load the model from this one",
-				dir, filepath.Base(existing[0]))
-		}
-		if m.checkpoint, err = checkpoints.Build(m.ctx).Dir(dir).Done(); err != nil {
-			return fmt.Errorf("lebm: saving to %q: %w", dir, err)
-		}
-	}
-	if err := m.checkpoint.Save(); err != nil {
-		return fmt.Errorf("lebm: saving to %q: %w", dir, err)
-	}
-	return nil
-}
-
-// Load creates a model from the latest checkpoint in dir, written by Save:
-// its Config comes from the checkpoint's parameters, and training resumes
-// where it stopped (optimizer moments, epoch, global step and random number
-// generator state included). Later saves to dir continue that directory.
-func Load(backend backends.Backend, dir string) (m *Model, err error) {
-	defer recoverError(&err, "loading from "+dir)
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("lebm: loading model: %w", err)
-	}
-	ctx := context.New()
-	h, err := checkpoints.Load(ctx).Dir(dir).Immediate().Done()
-	if err != nil {
-		return nil, fmt.Errorf("lebm: loading model from %q: %w", dir, err)
-	}
-	if m, err = NewFromContext(backend, ctx); err != nil {
-		return nil, fmt.Errorf("lebm: loading model from %q: %w", dir, err)
-	}
-	// Loaded variables come back trainable; only the models' are.
-	for v := range ctx.IterVariables() {
-		v.SetTrainable(inScope(v.Scope(), ctx.In(GeneratorScope).Scope()) || inScope(v.Scope(), ctx.In(PriorScope).Scope()))
-	}
-	m.checkpoint = h
-	return m, nil
 }
 
 // finalize frees tensors that are no longer needed.

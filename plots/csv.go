@@ -3,6 +3,7 @@ package plots
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/edlebm/edlebm/atomicfile"
 	"io"
 	"strconv"
 )
@@ -18,7 +19,7 @@ func WriteCSV(path string, header []string, rows [][]float64) error {
 				path, i, len(row), len(header))
 		}
 	}
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(header); err != nil {
 			return err

@@ -6,7 +6,7 @@
 // Every writer is atomic: the output is written to a temporary file in the
 // destination directory and renamed into place only once complete, so a
 // reader (or a crash) never observes a half-written file. The helper doing
-// this, [WriteFileAtomic], is exported for other packages' checkpoints and
+// this is package atomicfile, shared for other packages' checkpoints and
 // metrics.
 //
 // Heatmaps and scatter densities use a viridis-like perceptual colormap

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"github.com/edlebm/edlebm/atomicfile"
 	"image"
 	"image/color"
 	"image/draw"
@@ -109,5 +110,5 @@ func toByte(v float32) uint8 {
 
 // writePNG atomically encodes img as a PNG file at path.
 func writePNG(path string, img image.Image) error {
-	return WriteFileAtomic(path, func(w io.Writer) error { return png.Encode(w, img) })
+	return atomicfile.Write(path, func(w io.Writer) error { return png.Encode(w, img) })
 }

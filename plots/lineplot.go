@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"github.com/edlebm/edlebm/atomicfile"
 	"io"
 	"math"
 
@@ -94,7 +95,7 @@ func WriteLinePlot(path string, p LinePlot) error {
 		vgimg.UseDPI(linePlotDPI),
 	)
 	pl.Draw(draw.New(c))
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
 		return err
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/mnist"
@@ -185,8 +186,8 @@ func loadData(o options) (train, test *datasets.Images, err error) {
 // openModel resumes from the checkpoint in dir when there is one — refusing
 // one whose configuration differs from cfg — or creates a new model.
 func openModel(b backends.Backend, cfg lebm.Config, dir string) (*lebm.Model, error) {
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return lebm.New(b, cfg)
+	if _, err := lebm.LatestCheckpoint(dir); errors.Is(err, os.ErrNotExist) {
+		return lebm.New(b, cfg) // nothing saved yet (or only a save cut short)
 	}
 	model, err := lebm.Load(b, dir)
 	if err != nil {
@@ -271,7 +272,7 @@ func loadHistory(path string, upTo int64) ([]stepRecord, error) {
 			history = append(history, rec)
 		}
 	}
-	err = plots.WriteFileAtomic(path, func(w io.Writer) error {
+	err = atomicfile.Write(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		for _, rec := range history {
 			if err := enc.Encode(rec); err != nil {

@@ -1,4 +1,7 @@
-package plots
+// Package atomicfile writes files so that a reader never sees a partial one:
+// the data goes to a temporary file beside the target, is synced, and is
+// renamed over it. Checkpoint pointers, metrics, pictures and CSVs use it.
+package atomicfile
 
 import (
 	"bufio"
@@ -8,19 +11,19 @@ import (
 	"path/filepath"
 )
 
-// WriteFileAtomic creates or replaces the file at path with whatever write
+// Write creates or replaces the file at path with whatever write
 // produces. The data goes to a temporary file in the same directory (so the
 // final rename stays on one file system and is atomic), is flushed and synced,
 // and only then renamed over path. On any failure the temporary file is
 // removed and path is left untouched. The returned error names path.
-func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
+func Write(path string, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("plots: writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	tmp := f.Name()
 	defer func() {
@@ -28,7 +31,7 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 			// Best effort: the original error is what matters to the caller.
 			_ = f.Close()
 			_ = os.Remove(tmp)
-			err = fmt.Errorf("plots: writing %s: %w", path, err)
+			err = fmt.Errorf("writing %s: %w", path, err)
 		}
 	}()
 

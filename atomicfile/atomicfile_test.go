@@ -1,0 +1,91 @@
+package atomicfile
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWrite(t *testing.T) {
+	errBoom := errors.New("boom")
+	tests := []struct {
+		name     string
+		existing string // previous content of the target, "" for none
+		write    func(io.Writer) error
+		wantErr  error
+		want     string // content afterwards
+	}{
+		{
+			name:  "new file",
+			write: func(w io.Writer) error { _, err := io.WriteString(w, "hello"); return err },
+			want:  "hello",
+		},
+		{
+			name:     "replaces existing file",
+			existing: "old",
+			write:    func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err },
+			want:     "new",
+		},
+		{
+			name:     "failed write keeps existing file",
+			existing: "old",
+			write: func(w io.Writer) error {
+				if _, err := io.WriteString(w, "partial"); err != nil {
+					return err
+				}
+				return errBoom
+			},
+			wantErr: errBoom,
+			want:    "old",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "out.txt")
+			if tc.existing != "" {
+				if err := os.WriteFile(path, []byte(tc.existing), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := Write(path, tc.write)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("WriteFileAtomic error = %v, want %v", err, tc.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q does not name %s", err, path)
+			}
+			got, rerr := os.ReadFile(path)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			if string(got) != tc.want {
+				t.Errorf("content = %q, want %q", got, tc.want)
+			}
+			checkOnlyFile(t, dir, "out.txt")
+			if info, err := os.Stat(path); err == nil && tc.wantErr == nil && info.Mode().Perm() != 0o644 {
+				t.Errorf("mode = %v, want 0644", info.Mode().Perm())
+			}
+		})
+	}
+}
+
+// checkOnlyFile fails unless dir holds exactly one entry, name: no
+// temporary files left behind.
+func checkOnlyFile(t *testing.T, dir, name string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != name {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %v, want only %s", names, name)
+	}
+}
