@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/edlebm/edlebm/datasets/mnist"
@@ -47,6 +48,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if !slices.Contains(datasetsWithLoaders, o.data) {
+		return o, fmt.Errorf("flag -data %s: no loader for it yet; the data sets this command reads are %v", o.data, datasetsWithLoaders)
 	}
 	cfg, err := lebm.DefaultConfig(o.data)
 	if err != nil {

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/lebm"
+)
+
+// quickFlags train the mnist-size model on a slice of Fashion-MNIST fast
+// enough for CI, with learning rates raised so 40 steps show learning.
+func quickFlags(out string, epochs string, extra ...string) []string {
+	return append([]string{"-backend", "go", "-train-size", "64", "-batch", "16", "-epochs", epochs,
+		"-posterior-steps", "10", "-lr-gen", "2e-3", "-lr-prior", "1e-3", "-gen-steps", "20",
+		"-grid", "4", "-recon", "4", "-test-posterior-steps", "10", "-out", out}, extra...)
+}
+
+func runCommand(t *testing.T, args []string) error {
+	t.Helper()
+	o, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	return run(o, make(chan os.Signal))
+}
+
+func readMetrics(t *testing.T, out string) []stepRecord {
+	t.Helper()
+	f, err := os.Open(filepath.Join(out, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []stepRecord
+	dec := json.NewDecoder(f)
+	for dec.More() {
+		var r stepRecord
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x / float64(len(v))
+	}
+	return s
+}
+
+// End to end on real Fashion-MNIST images: the reconstruction error falls
+// well below its starting value, the pictures and checkpoints appear, and a
+// second run resumes where the first stopped.
+func TestTrainOnFashionMNISTSliceAndResume(t *testing.T) {
+	out := t.TempDir()
+	if err := runCommand(t, quickFlags(out, "10")); err != nil {
+		t.Fatal(err)
+	}
+	recs := readMetrics(t, out)
+	if len(recs) != 40 {
+		t.Fatalf("metrics.jsonl has %d steps, want 40 (10 epochs of 4 batches)", len(recs))
+	}
+	var train, test []float64
+	for _, r := range recs {
+		train = append(train, r.ReconstructionMSE)
+		if r.TestReconstructionMSE > 0 {
+			test = append(test, r.TestReconstructionMSE)
+		}
+	}
+	start, end := mean(train[:2]), mean(train[len(train)-4:])
+	t.Logf("training reconstruction MSE %.3f → %.3f; test %.3f → %.3f", start, end, test[0], test[len(test)-1])
+	if end > 0.4*start {
+		t.Errorf("training reconstruction MSE went from %.3f to %.3f; want it below 40%% of the start", start, end)
+	}
+	if len(test) != 10 || test[len(test)-1] > 0.6*test[0] {
+		t.Errorf("test reconstruction MSE per epoch %v: want 10 values ending below 60%% of the first", test)
+	}
+	for _, name := range []string{"samples-epoch010.png", "reconstructions-epoch010.png", "losses.png", "checkpoint/LATEST"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Errorf("missing output: %v", err)
+		}
+	}
+
+	if err := runCommand(t, quickFlags(out, "11")); err != nil {
+		t.Fatal(err)
+	}
+	recs = readMetrics(t, out)
+	var steps []int64
+	for _, r := range recs {
+		steps = append(steps, r.Step)
+	}
+	want := make([]int64, 44)
+	for i := range want {
+		want[i] = int64(i + 1)
+	}
+	if !slices.Equal(steps, want) {
+		t.Errorf("after resuming for one more epoch the metrics hold steps %v, want 1..44", steps)
+	}
+}
+
+// writeIDX writes an unsigned-byte IDX file with the given dimensions.
+func writeIDX(t *testing.T, path string, dims ...int) {
+	t.Helper()
+	header := []byte{0, 0, 8, byte(len(dims))}
+	size := 1
+	for _, d := range dims {
+		header = binary.BigEndian.AppendUint32(header, uint32(d))
+		size *= d
+	}
+	if err := os.WriteFile(path, append(header, make([]byte, size)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
+	// A data folder of 32×32 images: the wrong size for the mnist generator.
+	wrongSize := t.TempDir()
+	for _, split := range []struct{ images, labels string }{
+		{"train-images-idx3-ubyte", "train-labels-idx1-ubyte"}, {"t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"},
+	} {
+		writeIDX(t, filepath.Join(wrongSize, split.images), 8, 32, 32)
+		writeIDX(t, filepath.Join(wrongSize, split.labels), 8)
+	}
+	// A finished run whose checkpoint later runs must not overwrite.
+	trained := t.TempDir()
+	if err := runCommand(t, quickFlags(trained, "1")); err != nil {
+		t.Fatal(err)
+	}
+	ckpt, err := lebm.LatestCheckpoint(filepath.Join(trained, "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, _ := filepath.Glob(filepath.Join(ckpt, "*.bin"))
+
+	cases := []struct {
+		name    string
+		args    []string
+		damage  func()
+		mention []string
+	}{
+		{"missing data folder", quickFlags(t.TempDir(), "1", "-data-dir", "/no/such/folder"), nil,
+			[]string{"-data-dir", "/no/such/folder"}},
+		{"wrong image size", quickFlags(t.TempDir(), "1", "-data-dir", wrongSize), nil,
+			[]string{"32×32×1", "28×28×1"}},
+		{"unknown data set", quickFlags(t.TempDir(), "1", "-data", "imagenet"), nil, []string{"-data", "imagenet"}},
+		{"data set without a loader yet", quickFlags(t.TempDir(), "1", "-data", "svhn"), nil, []string{"-data svhn", "fashion-mnist"}},
+		{"bad ED setting", quickFlags(t.TempDir(), "1", "-ed-t", "-1"), nil, []string{"t (perturbation variance) = -1"}},
+		{"checkpoint of another architecture", quickFlags(trained, "2", "-ed-m", "4"), nil,
+			[]string{"different model", "ED"}},
+		{"corrupt checkpoint", quickFlags(trained, "2"), func() { os.Truncate(bins[0], 100) },
+			[]string{"corrupt", ckpt}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.damage != nil {
+				c.damage()
+			}
+			before, _ := os.ReadDir(filepath.Join(trained, "checkpoint"))
+			err := runCommand(t, c.args)
+			if err == nil {
+				t.Fatalf("no error")
+			}
+			for _, m := range c.mention {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q does not mention %q", err, m)
+				}
+			}
+			after, _ := os.ReadDir(filepath.Join(trained, "checkpoint"))
+			if len(before) != len(after) {
+				t.Errorf("the checkpoint folder changed from %v to %v", before, after)
+			}
+		})
+	}
+}
