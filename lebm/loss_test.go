@@ -26,7 +26,7 @@ func priorLossOf(t *testing.T, ctx *context.Context, cfg Config, x, z []float64)
 		t.Fatal(err)
 	}
 	out := runGraph(t, ctx, func(ctx *context.Context, x, z *Node) (*Node, *Node) {
-		loss, fPrior := priorLoss(ctx, cfg, x, z)
+		loss, fPrior := PriorLoss(ctx, cfg, x, z)
 		if fPrior == nil {
 			fPrior = ZerosLike(loss)
 		}

@@ -54,13 +54,16 @@ func Losses(ctx *context.Context, cfg Config, x *Node) StepLosses {
 		PosteriorEnergy:   StopGradient(ReduceAllMean(EBMEnergy(ctx, cfg, zPost))),
 		PosteriorSamples:  zPost,
 	}
-	out.Prior, out.PriorEnergy = priorLoss(ctx, cfg, x, zPost)
+	out.Prior, out.PriorEnergy = PriorLoss(ctx, cfg, x, zPost)
 	return out
 }
 
-// priorLoss returns the prior loss of cfg.Method at the posterior samples
-// zPost of x, and mean f(z_prior) for contrastive divergence (else nil).
-func priorLoss(ctx *context.Context, cfg Config, x, zPost *Node) (loss, priorEnergy *Node) {
+// PriorLoss returns the prior loss of cfg.Method at the posterior samples
+// zPost of the images x, and mean f(z_prior) for contrastive divergence
+// (else nil). Only the score-matching "fisher" variant reads x (for the
+// posterior score). It is the prior half of Losses, exported so the prior
+// update can be measured on its own.
+func PriorLoss(ctx *context.Context, cfg Config, x, zPost *Node) (loss, priorEnergy *Node) {
 	prior := func(z *Node) *Node { return PriorEnergy(ctx, cfg, z) }
 	// The losses differentiate with respect to z: give them a live node
 	// (GoMLX returns zero gradients with respect to a StopGradient node);

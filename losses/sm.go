@@ -122,4 +122,3 @@ func DenoisingScoreMatchingWithNoise(energy EnergyFn, x, xi *Node, sigma float64
 	residual := Sub(MulScalar(xi, 1/sigma), grad)
 	return ReduceAllMean(MulScalar(sumPerExample(Square(residual)), 0.5))
 }
-
