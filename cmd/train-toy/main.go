@@ -8,6 +8,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -39,39 +40,51 @@ type options struct {
 	edM, cdSteps, sampleSteps                       int
 }
 
-func parseFlags() options {
+func parseFlags(args []string) (options, error) {
 	var o options
 	def := density.DefaultConfig("ed")
-	flag.StringVar(&o.data, "data", "25gaussians", "2-D data set: "+strings.Join(toy2d.Names(), ", "))
-	flag.StringVar(&o.methods, "methods", "ed,sm,cd", "comma-separated training methods: ed, sm, cd")
-	flag.StringVar(&o.out, "out", "out/toy", "output directory (a folder per data set and method is made in it)")
-	flag.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
-	flag.IntVar(&o.steps, "steps", 50000, "training steps")
-	flag.IntVar(&o.batch, "batch", 128, "fresh data samples per step")
-	flag.Int64Var(&o.seed, "seed", 1, "random seed (initialisation, data and noise)")
-	flag.Float64Var(&o.lr, "lr", def.LearningRate, "Adam learning rate")
-	flag.Float64Var(&o.ema, "ema", def.EMADecay, "decay of the parameter moving average used for evaluation")
-	flag.StringVar(&o.hidden, "hidden", "128,128,128,128", "hidden layer widths of the energy MLP")
-	flag.StringVar(&o.activation, "activation", def.MLP.Activation, "activation of the energy MLP")
-	flag.Float64Var(&o.edT, "ed-t", def.ED.T, "ED: perturbation variance t")
-	flag.IntVar(&o.edM, "ed-m", def.ED.M, "ED: negative samples M per data point")
-	flag.Float64Var(&o.edW, "ed-w", def.ED.W, "ED: stabiliser w (0 disables it)")
-	flag.IntVar(&o.cdSteps, "cd-steps", def.CD.Langevin.Steps, "CD: Langevin steps from the data")
-	flag.Float64Var(&o.cdEps, "cd-eps", def.CD.Langevin.StepSize*def.CD.Langevin.StepSize, "CD: Langevin step ε (x += ε/2 ∇log p + √ε ξ)")
-	flag.Float64Var(&o.cdReg, "cd-reg", def.CD.Reg, "CD: weight α of the regulariser α·mean(E⁺² + E⁻²)")
-	flag.IntVar(&o.evalEvery, "eval-every", 1000, "steps between log-density MSE evaluations")
-	flag.IntVar(&o.evalN, "eval-n", 5000, "samples for the importance-sampled normaliser and for the MSE")
-	flag.IntVar(&o.grid, "grid", 200, "heat-map resolution (points per axis)")
-	flag.Float64Var(&o.extent, "extent", 4.5, "heat maps and samples cover [-extent, extent]²")
-	flag.IntVar(&o.samples, "samples", 5000, "Langevin samples drawn for the samples picture")
-	flag.IntVar(&o.sampleSteps, "sample-steps", 100, "Langevin steps for the samples picture")
-	flag.Float64Var(&o.sampleEps, "sample-eps", 0.1, "Langevin step ε for the samples picture")
-	flag.Parse()
-	return o
+	fs := flag.NewFlagSet("train-toy", flag.ContinueOnError)
+	fs.StringVar(&o.data, "data", "25gaussians", "2-D data set: "+strings.Join(toy2d.Names(), ", "))
+	fs.StringVar(&o.methods, "methods", "ed,sm,cd", "comma-separated training methods: ed, sm, cd")
+	fs.StringVar(&o.out, "out", "out/toy", "output directory (a folder per data set and method is made in it)")
+	fs.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	fs.IntVar(&o.steps, "steps", 50000, "training steps")
+	fs.IntVar(&o.batch, "batch", 128, "fresh data samples per step")
+	fs.Int64Var(&o.seed, "seed", 1, "random seed (initialisation, data and noise)")
+	fs.Float64Var(&o.lr, "lr", def.LearningRate, "Adam learning rate")
+	fs.Float64Var(&o.ema, "ema", def.EMADecay, "decay of the parameter moving average used for evaluation")
+	fs.StringVar(&o.hidden, "hidden", "128,128,128,128", "hidden layer widths of the energy MLP")
+	fs.StringVar(&o.activation, "activation", def.MLP.Activation, "activation of the energy MLP")
+	fs.Float64Var(&o.edT, "ed-t", def.ED.T, "ED: perturbation variance t")
+	fs.IntVar(&o.edM, "ed-m", def.ED.M, "ED: negative samples M per data point")
+	fs.Float64Var(&o.edW, "ed-w", def.ED.W, "ED: stabiliser w (0 disables it)")
+	fs.IntVar(&o.cdSteps, "cd-steps", def.CD.Langevin.Steps, "CD: Langevin steps from the data")
+	fs.Float64Var(&o.cdEps, "cd-eps", def.CD.Langevin.StepSize*def.CD.Langevin.StepSize, "CD: Langevin step ε (x += ε/2 ∇log p + √ε ξ)")
+	fs.Float64Var(&o.cdReg, "cd-reg", def.CD.Reg, "CD: weight α of the regulariser α·mean(E⁺² + E⁻²)")
+	fs.IntVar(&o.evalEvery, "eval-every", 1000, "steps between log-density MSE evaluations")
+	fs.IntVar(&o.evalN, "eval-n", 5000, "samples for the importance-sampled normaliser and for the MSE")
+	fs.IntVar(&o.grid, "grid", 200, "heat-map resolution (points per axis)")
+	fs.Float64Var(&o.extent, "extent", 4.5, "heat maps and samples cover [-extent, extent]²")
+	fs.IntVar(&o.samples, "samples", 5000, "Langevin samples drawn for the samples picture")
+	fs.IntVar(&o.sampleSteps, "sample-steps", 100, "Langevin steps for the samples picture")
+	fs.Float64Var(&o.sampleEps, "sample-eps", 0.1, "Langevin step ε for the samples picture")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return o, nil
 }
 
 func main() {
-	o := parseFlags()
+	o, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		log.Fatalf("train-toy: %v", err)
+	}
 	if err := run(o); err != nil {
 		log.Fatalf("train-toy: %v", err)
 	}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/density"
+)
+
+func TestBadFlagsAreClearErrors(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		mention string
+	}{
+		{"t = 0", []string{"-ed-t", "0"}, "t (perturbation variance) = 0"},
+		{"t < 0", []string{"-ed-t", "-2"}, "= -2"},
+		{"M < 1", []string{"-ed-m", "0"}, "M = 0"},
+		{"w < 0", []string{"-ed-w", "-0.5"}, "w = -0.5"},
+		{"unknown data set", []string{"-data", "spiral9"}, `"spiral9"`},
+		{"unknown method", []string{"-methods", "ed,mle"}, `"mle"`},
+		{"bad hidden widths", []string{"-hidden", "128,x"}, "-hidden"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := parseFlags(append(c.args, "-backend", "go", "-out", t.TempDir()))
+			if err == nil {
+				err = run(o)
+			}
+			if err == nil || !strings.Contains(err.Error(), c.mention) {
+				t.Errorf("error %v, want one mentioning %q", err, c.mention)
+			}
+		})
+	}
+}
+
+// A learning rate that blows the energy up must stop training with an error
+// naming the step, not continue on NaN.
+func TestDivergingRunStopsWithAnError(t *testing.T) {
+	o, err := parseFlags([]string{"-backend", "go", "-methods", "ed", "-lr", "1e30", "-steps", "50", "-out", t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run(o)
+	if !errors.Is(err, density.ErrNonFinite) || !strings.Contains(err.Error(), "step ") {
+		t.Errorf("run with lr 1e30: error %v, want a non-finite-loss error naming the step", err)
+	}
+}
+
+// A short run writes every picture and the curves.
+func TestShortRunWritesPictures(t *testing.T) {
+	out := t.TempDir()
+	o, err := parseFlags([]string{"-backend", "go", "-methods", "ed,sm", "-steps", "20", "-eval-every", "10",
+		"-eval-n", "200", "-grid", "20", "-samples", "100", "-sample-steps", "5", "-out", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ed/energy.png", "ed/density.png", "ed/samples.png", "ed/mse.csv", "sm/samples.png", "mse.csv", "mse.png"} {
+		if _, err := os.Stat(filepath.Join(out, "25gaussians", name)); err != nil {
+			t.Errorf("missing output: %v", err)
+		}
+	}
+	csv, _ := os.ReadFile(filepath.Join(out, "25gaussians", "mse.csv"))
+	if lines := strings.Count(string(csv), "\n"); lines != 3 {
+		t.Errorf("mse.csv has %d lines, want a header and 2 evaluations:\n%s", lines, csv)
+	}
+}
