@@ -170,7 +170,7 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options,
 	loop := train.NewLoop(model.Trainer())
 	commandline.AttachProgressBar(loop)
 	loop.OnStep("divergence guard", 0, func(loop *train.Loop, metrics []*tensors.Tensor) error {
-		return density.CheckFinite(int64(loop.LoopStep), toFloat(metrics[0]))
+		return density.CheckFinite(int64(loop.LoopStep), float64(tensors.ToScalar[float32](metrics[0])))
 	})
 	var curve []point
 	_, exact := set.LogDensity(0, 0)
@@ -275,14 +275,4 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-func toFloat(t *tensors.Tensor) float64 {
-	switch v := t.Value().(type) {
-	case float32:
-		return float64(v)
-	case float64:
-		return v
-	}
-	return math.NaN()
 }
