@@ -35,7 +35,7 @@ func TestWritersAtomic(t *testing.T) {
 		{"WriteImageGrid", func(p string) error { return WriteImageGrid(p, filled(4, 0), 1, 2, 2, 1, 1) }},
 		{"WriteImagePairs", func(p string) error { return WriteImagePairs(p, filled(4, 0), filled(4, 1), 1, 2, 2, 1, 1) }},
 		{"WriteHeatmap", func(p string) error { return WriteHeatmap(p, []float64{1, 2}, 1, 2, HeatmapOptions{}) }},
-		{"WriteScatterDensity", func(p string) error { return WriteScatterDensity(p, []float32{0, 0}, [4]float64{-1, 1, -1, 1}, 4) }},
+		{"WriteScatterDensity", func(p string) error { return WriteScatterDensity(p, []float32{0, 0}, [4]float64{-1, 1, -1, 1}, 4, 2) }},
 		{"WriteLinePlot", func(p string) error {
 			return WriteLinePlot(p, LinePlot{Series: []Series{{Name: "a", X: []float64{0, 1}, Y: []float64{1, 2}}}})
 		}},

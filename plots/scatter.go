@@ -5,13 +5,14 @@ import (
 	"math"
 )
 
-// WriteScatterDensity writes 2-D samples as a size×size PNG histogram, the
-// picture used for Langevin samples. points holds flat (x, y) pairs and
+// WriteScatterDensity writes 2-D samples as a size×size histogram, each bin
+// drawn as a scale×scale block of pixels (scale 0 means 1), the picture used
+// for Langevin samples. points holds flat (x, y) pairs and
 // extent is {xmin, xmax, ymin, ymax}: the square image covers that box with y
 // increasing upwards. Each pixel is a bin coloured with [Viridis] by
 // log(1+count)/log(1+maxCount), so empty bins are dark purple and the fullest
 // bin yellow. Points outside the box (or not finite) are left out.
-func WriteScatterDensity(path string, points []float32, extent [4]float64, size int) error {
+func WriteScatterDensity(path string, points []float32, extent [4]float64, size, scale int) error {
 	if len(points)%2 != 0 {
 		return fmt.Errorf("plots: scatter density %s: len(points) = %d, want an even number (x, y pairs)", path, len(points))
 	}
@@ -38,7 +39,7 @@ func WriteScatterDensity(path string, points []float32, extent [4]float64, size 
 	}
 	// A fixed range from 0 keeps empty bins at the bottom of the colormap even
 	// when every non-empty bin holds the same count.
-	return WriteHeatmap(path, counts, size, size, HeatmapOptions{Min: 0, Max: peak})
+	return WriteHeatmap(path, counts, size, size, HeatmapOptions{Min: 0, Max: peak, Scale: scale})
 }
 
 // bin returns the index of the one of n equal bins over [lo, hi] holding v;

@@ -19,7 +19,7 @@ func TestWriteScatterDensity(t *testing.T) {
 		5, 1, -0.1, 2, nan, 1, // outside or NaN: dropped
 	}
 	path := filepath.Join(t.TempDir(), "scatter.png")
-	if err := WriteScatterDensity(path, points, [4]float64{0, 4, 0, 4}, 4); err != nil {
+	if err := WriteScatterDensity(path, points, [4]float64{0, 4, 0, 4}, 4, 0); err != nil {
 		t.Fatal(err)
 	}
 	img := readPNG(t, path)
@@ -42,7 +42,7 @@ func TestWriteScatterDensity(t *testing.T) {
 
 func TestWriteScatterDensityEmpty(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.png")
-	if err := WriteScatterDensity(path, nil, [4]float64{-1, 1, -1, 1}, 3); err != nil {
+	if err := WriteScatterDensity(path, nil, [4]float64{-1, 1, -1, 1}, 3, 0); err != nil {
 		t.Fatal(err)
 	}
 	img := readPNG(t, path)
@@ -69,7 +69,7 @@ func TestWriteScatterDensityRejectsBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := WriteScatterDensity(path, tc.points, tc.extent, tc.size)
+			err := WriteScatterDensity(path, tc.points, tc.extent, tc.size, 0)
 			if err == nil || !strings.Contains(err.Error(), path) {
 				t.Errorf("error = %v, want one naming %s", err, path)
 			}

@@ -226,7 +226,7 @@ func writePictures(model *density.Model, o options, dir string) error {
 	if err != nil {
 		return err
 	}
-	return plots.WriteScatterDensity(filepath.Join(dir, "samples.png"), samples, grid.Extent, 400)
+	return plots.WriteScatterDensity(filepath.Join(dir, "samples.png"), samples, grid.Extent, 100, 4)
 }
 
 // writeCurve writes one method's log-density MSE curve as CSV.
