@@ -23,13 +23,14 @@ type options struct {
 }
 
 // datasetsWithLoaders are the data sets this command can read today.
-var datasetsWithLoaders = []string{"fashion-mnist", "mnist"}
+var datasetsWithLoaders = []string{"fashion-mnist", "mnist", "svhn", "cifar10", "celeba64", "celeba128"}
 
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("train-lebm", flag.ContinueOnError)
 	var o options
 	fs.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("data set: %v", datasetsWithLoaders))
-	fs.StringVar(&o.dataDir, "data-dir", "", "folder with the data set's files (default: Debian's "+mnist.DefaultFashionDir+" for fashion-mnist)")
+	fs.StringVar(&o.dataDir, "data-dir", "", "the data set's files: IDX folder (mnist, fashion-mnist; default Debian's "+mnist.DefaultFashionDir+
+		" for fashion-mnist), folder of train_32x32.mat/test_32x32.mat (svhn), cifar-10-binary.tar.gz or its folder (cifar10), CelebA root with img_align_celeba/ or its zip and list_eval_partition.txt (celeba64, celeba128)")
 	fs.StringVar(&o.out, "out", "", "output folder for checkpoints, pictures and metrics (default runs/DATA-METHOD)")
 	fs.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
 	fs.IntVar(&o.epochs, "epochs", 200, "epochs to train (a resumed run continues up to this many)")

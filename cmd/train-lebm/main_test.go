@@ -151,7 +151,7 @@ func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
 		{"wrong image size", quickFlags(t.TempDir(), "1", "-data-dir", wrongSize), nil,
 			[]string{"32×32×1", "28×28×1"}},
 		{"unknown data set", quickFlags(t.TempDir(), "1", "-data", "imagenet"), nil, []string{"-data", "imagenet"}},
-		{"data set without a loader yet", quickFlags(t.TempDir(), "1", "-data", "svhn"), nil, []string{"-data svhn", "fashion-mnist"}},
+		{"svhn without its files", quickFlags(t.TempDir(), "1", "-data", "svhn", "-data-dir", t.TempDir()), nil, []string{"-data-dir", "train_32x32.mat", "does not exist"}},
 		{"bad ED setting", quickFlags(t.TempDir(), "1", "-ed-t", "-1"), nil, []string{"t (perturbation variance) = -1"}},
 		{"checkpoint of another architecture", quickFlags(trained, "2", "-ed-m", "4"), nil,
 			[]string{"different model", "ED"}},

@@ -18,7 +18,10 @@ import (
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/celeba"
+	"github.com/edlebm/edlebm/datasets/cifar10"
 	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/datasets/svhn"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
 )
@@ -157,10 +160,10 @@ func run(o options, stop <-chan os.Signal) error {
 
 // loadData reads the training and test images and checks they fit the generator.
 func loadData(o options) (train, test *datasets.Images, err error) {
-	if train, err = mnist.Load(o.dataDir, "train"); err != nil {
+	if train, err = loadSplit(o, "train", o.trainSize); err != nil {
 		return nil, nil, fmt.Errorf("flag -data-dir: %w", err)
 	}
-	if test, err = mnist.Load(o.dataDir, "test"); err != nil {
+	if test, err = loadSplit(o, "test", o.reconN); err != nil {
 		return nil, nil, fmt.Errorf("flag -data-dir: %w", err)
 	}
 	h, w, c := o.cfg.Generator.OutputShape()
@@ -169,11 +172,7 @@ func loadData(o options) (train, test *datasets.Images, err error) {
 			o.dataDir, train.Height, train.Width, train.Channels, o.data, h, w, c)
 	}
 	if o.trainSize > 0 && o.trainSize < train.N {
-		indices := make([]int, o.trainSize)
-		for i := range indices {
-			indices[i] = i
-		}
-		if train, err = train.Subset(indices); err != nil {
+		if train, err = train.Subset(firstN(o.trainSize)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -181,6 +180,35 @@ func loadData(o options) (train, test *datasets.Images, err error) {
 		return nil, nil, fmt.Errorf("flag -recon %d: the test split has only %d images", o.reconN, test.N)
 	}
 	return train, test, nil
+}
+
+// loadSplit reads one split of o.data; limit (if > 0) bounds how many
+// images a loader that can stop early decodes.
+func loadSplit(o options, split string, limit int) (*datasets.Images, error) {
+	switch o.data {
+	case "svhn":
+		return svhn.Load(o.dataDir, split)
+	case "cifar10":
+		return cifar10.Load(o.dataDir, split)
+	case "celeba64", "celeba128":
+		opts := celeba.Options{Size: 64, Split: split}
+		if o.data == "celeba128" {
+			opts.Size = 128
+		}
+		if split == "test" || limit > 0 {
+			opts.Limit = limit
+		}
+		return celeba.Load(o.dataDir, opts)
+	}
+	return mnist.Load(o.dataDir, split)
+}
+
+func firstN(n int) []int {
+	indices := make([]int, n)
+	for i := range indices {
+		indices[i] = i
+	}
+	return indices
 }
 
 // openModel resumes from the checkpoint in dir when there is one — refusing
