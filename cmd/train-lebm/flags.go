@@ -17,6 +17,7 @@ type options struct {
 	cfg lebm.Config
 
 	data, dataDir, out, backend string
+	download                    bool
 	epochs, batch, trainSize    int
 	gridN, reconN               int
 	checkpointEvery             time.Duration
@@ -31,6 +32,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("data set: %v", datasetsWithLoaders))
 	fs.StringVar(&o.dataDir, "data-dir", "", "the data set's files: IDX folder (mnist, fashion-mnist; default Debian's "+mnist.DefaultFashionDir+
 		" for fashion-mnist), folder of train_32x32.mat/test_32x32.mat (svhn), cifar-10-binary.tar.gz or its folder (cifar10), CelebA root with img_align_celeba/ or its zip and list_eval_partition.txt (celeba64, celeba128)")
+	fs.BoolVar(&o.download, "download", false, "download the data set's official files into -data-dir first (svhn, cifar10, mnist, fashion-mnist; checksums verified, resumable)")
 	fs.StringVar(&o.out, "out", "", "output folder for checkpoints, pictures and metrics (default runs/DATA-METHOD)")
 	fs.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
 	fs.IntVar(&o.epochs, "epochs", 200, "epochs to train (a resumed run continues up to this many)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
@@ -20,6 +22,7 @@ import (
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/celeba"
 	"github.com/edlebm/edlebm/datasets/cifar10"
+	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/datasets/svhn"
 	"github.com/edlebm/edlebm/lebm"
@@ -42,6 +45,17 @@ type stepRecord struct {
 }
 
 func run(o options, stop <-chan os.Signal) error {
+	if o.download {
+		name := strings.TrimSuffix(o.data, "64")
+		if _, ok := download.Registry[name]; !ok {
+			return fmt.Errorf("flag -download: no official download for %s (CelebA must be fetched by hand)", o.data)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if err := download.FetchDataset(ctx, name, o.dataDir, download.WithProgress(os.Stdout)); err != nil {
+			return fmt.Errorf("flag -download: %w", err)
+		}
+	}
 	train, test, err := loadData(o)
 	if err != nil {
 		return err
