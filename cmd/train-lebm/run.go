@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
@@ -46,7 +45,7 @@ type stepRecord struct {
 
 func run(o options, stop <-chan os.Signal) error {
 	if o.download {
-		name := strings.TrimSuffix(o.data, "64")
+		name := o.data
 		if _, ok := download.Registry[name]; !ok {
 			return fmt.Errorf("flag -download: no official download for %s (CelebA must be fetched by hand)", o.data)
 		}
