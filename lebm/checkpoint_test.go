@@ -27,7 +27,7 @@ func TestSaveKeepsTwoCompleteCheckpointsAndALatestPointer(t *testing.T) {
 	x := imagesTensor(cfg, structuredImages())
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	// A leftover of a save that crashed half-way must not matter.
-	if err := os.MkdirAll(filepath.Join(dir, tmpPrefix+"crashed"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, ".tmp-crashed"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -36,7 +36,7 @@ func TestSaveKeepsTwoCompleteCheckpointsAndALatestPointer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := []string{latestFile, "step-000000002", "step-000000003"}
+	want := []string{"LATEST", "step-000000002", "step-000000003"}
 	if got := dirNames(t, dir); !slices.Equal(got, want) {
 		t.Errorf("checkpoint folder holds %v, want %v", got, want)
 	}
@@ -86,9 +86,9 @@ func TestLoadReportsBadCheckpoints(t *testing.T) {
 		damage  func(t *testing.T, dir, ckpt string)
 		mention string
 	}{
-		{"no checkpoint at all", func(t *testing.T, dir, _ string) { os.Remove(filepath.Join(dir, latestFile)) }, "no checkpoint"},
+		{"no checkpoint at all", func(t *testing.T, dir, _ string) { os.Remove(filepath.Join(dir, "LATEST")) }, "no checkpoint"},
 		{"pointer names garbage", func(t *testing.T, dir, _ string) {
-			os.WriteFile(filepath.Join(dir, latestFile), []byte("../../etc"), 0o644)
+			os.WriteFile(filepath.Join(dir, "LATEST"), []byte("../../etc"), 0o644)
 		}, "is corrupt"},
 		{"pointer names a missing folder", func(t *testing.T, _, ckpt string) { os.RemoveAll(ckpt) }, "missing"},
 		{"truncated variables file", func(t *testing.T, _, ckpt string) {

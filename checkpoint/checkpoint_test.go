@@ -1,0 +1,58 @@
+package checkpoint
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+func TestSaveLoadRoundTripAndLayout(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	if _, err := Latest(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Latest of an empty folder: %v, want os.ErrNotExist", err)
+	}
+	ctx := context.New()
+	ctx.SetParam("answer", 42)
+	w := ctx.In("model").VariableWithValue("w", []float32{1, 2, 3})
+	for step := int64(1); step <= 3; step++ {
+		w.MustSetValue(tensors.FromValue([]float32{float32(step), 2, 3}))
+		if err := Save(ctx, dir, step); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"LATEST", "step-000000002", "step-000000003"}; !slices.Equal(names, want) {
+		t.Errorf("folder holds %v, want %v", names, want)
+	}
+	loaded := context.New()
+	if err := Load(loaded, dir); err != nil {
+		t.Fatal(err)
+	}
+	got := tensors.MustCopyFlatData[float32](loaded.In("model").GetVariableByScopeAndName("/model", "w").MustValue())
+	if !slices.Equal(got, []float32{3, 2, 3}) {
+		t.Errorf("loaded w = %v, want the step-3 value [3 2 3]", got)
+	}
+	if v, ok := loaded.GetParam("answer"); !ok || v != 42 {
+		t.Errorf("loaded param answer = %v (%v), want 42", v, ok)
+	}
+}
+
+func TestSaveRefusesForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "thesis.tex"), nil, 0o644)
+	ctx := context.New()
+	ctx.VariableWithValue("w", []float32{1})
+	if err := Save(ctx, dir, 1); err == nil || !strings.Contains(err.Error(), "thesis.tex") {
+		t.Errorf("Save into a folder with thesis.tex: %v, want a refusal naming it", err)
+	}
+}
