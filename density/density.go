@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -17,6 +18,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
+	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/ema"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/nets"
@@ -196,7 +198,7 @@ func (m *Model) Energies(points []float32, dim int) ([]float64, error) {
 func (m *Model) hasAverages() bool {
 	found := false
 	m.ctx.EnumerateVariables(func(v *context.Variable) {
-		found = found || len(v.Scope()) >= len(ema.Prefix) && v.Scope()[:len(ema.Prefix)] == ema.Prefix
+		found = found || inScope(v.Scope(), ema.Prefix)
 	})
 	return found
 }
@@ -258,4 +260,34 @@ func TrainOnPoints(b backends.Backend, cfg Config, seed int64, data []float32, d
 	}
 	energies, err = model.Energies(eval, dim)
 	return history, energies, err
+}
+
+// Step is the number of training steps taken.
+func (m *Model) Step() int64 { return optimizers.GetGlobalStep(m.ctx) }
+
+// Save writes the whole training state — parameters, their averages, the
+// optimizer's moments, the step and the random number generator state —
+// into dir, atomically (see package checkpoint).
+func (m *Model) Save(dir string) error {
+	return checkpoint.Save(m.ctx, dir, m.Step())
+}
+
+// Restore loads the newest checkpoint in dir into a model fresh from New,
+// so training continues exactly where the saved run stopped.
+func (m *Model) Restore(dir string) error {
+	if m.Step() != 0 {
+		return fmt.Errorf("density: restoring from %s: the model has already trained %d steps", dir, m.Step())
+	}
+	if err := checkpoint.Load(m.ctx, dir); err != nil {
+		return fmt.Errorf("density: %w", err)
+	}
+	// Checkpoints bring every variable back trainable; only the network's are.
+	for v := range m.ctx.IterVariables() {
+		v.SetTrainable(inScope(v.Scope(), energyScope))
+	}
+	return nil
+}
+
+func inScope(scope, prefix string) bool {
+	return scope == prefix || strings.HasPrefix(scope, prefix+context.ScopeSeparator)
 }

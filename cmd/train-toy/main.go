@@ -8,9 +8,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math"
 	"math/rand/v2"
@@ -24,7 +27,9 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/ui/commandline"
 
+	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/losses"
@@ -165,33 +170,41 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options,
 	if err != nil {
 		return nil, err
 	}
-	fmt.Printf("training %s on %s for %d steps → %s\n", cfg.Method, o.data, o.steps, dir)
+	curve, err := resume(model, ds, cfg, o, dir)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("training %s on %s from step %d to %d → %s\n", cfg.Method, o.data, model.Step(), o.steps, dir)
 
 	loop := train.NewLoop(model.Trainer())
 	commandline.AttachProgressBar(loop)
 	loop.OnStep("divergence guard", 0, func(loop *train.Loop, metrics []*tensors.Tensor) error {
-		return density.CheckFinite(int64(loop.LoopStep), float64(tensors.ToScalar[float32](metrics[0])))
+		return density.CheckFinite(model.Step(), float64(tensors.ToScalar[float32](metrics[0])))
 	})
-	var curve []point
 	_, exact := set.LogDensity(0, 0)
 	if exact {
-		evalRNG := rand.New(rand.NewPCG(uint64(o.seed), 0xe7a1))
 		logp := func(p []float32) float64 {
 			v, _ := set.LogDensity(float64(p[0]), float64(p[1]))
 			return v
 		}
 		train.EveryNSteps(loop, o.evalEvery, "log-density MSE", 0, func(loop *train.Loop, _ []*tensors.Tensor) error {
+			// Evaluation samples depend on the step only, so a resumed run
+			// evaluates exactly as an uninterrupted one.
+			evalRNG := rand.New(rand.NewPCG(uint64(o.seed), uint64(model.Step())))
 			mse, err := model.LogDensityMSE(set.Sample(evalRNG, o.evalN), set.Sample(evalRNG, o.evalN), 2, logp)
 			if err != nil {
 				return err
 			}
-			curve = append(curve, point{loop.LoopStep + 1, mse})
-			// Rewritten at every evaluation so a long run that is stopped
-			// keeps its curve so far.
+			curve = append(curve, point{int(model.Step()), mse})
 			return writeCurve(filepath.Join(dir, "mse.csv"), curve)
 		})
 	}
-	if _, err := loop.RunSteps(ds, o.steps); err != nil {
+	// Checkpoint as often as the curve is extended, so a stopped run
+	// resumes with both.
+	train.EveryNSteps(loop, o.evalEvery, "checkpoint", 1, func(*train.Loop, []*tensors.Tensor) error {
+		return model.Save(filepath.Join(dir, "checkpoint"))
+	})
+	if _, err := loop.RunToGlobalStep(ds, o.steps); err != nil {
 		return curve, err
 	}
 	if err := writePictures(model, o, dir); err != nil {
@@ -227,6 +240,62 @@ func writePictures(model *density.Model, o options, dir string) error {
 		return err
 	}
 	return plots.WriteScatterDensity(filepath.Join(dir, "samples.png"), samples, grid.Extent, 100, 4)
+}
+
+// resume continues a stopped run found in dir: it checks the settings are
+// the same, restores the model, moves the data stream to the model's step
+// and returns the log-density curve so far. A new run records its settings.
+func resume(model *density.Model, ds *toy2d.Dataset, cfg density.Config, o options, dir string) ([]point, error) {
+	settings, err := json.MarshalIndent(struct {
+		Data   string
+		Seed   int64
+		Batch  int
+		Config density.Config
+	}{o.data, o.seed, o.batch, cfg}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	settingsPath := filepath.Join(dir, "settings.json")
+	ckptDir := filepath.Join(dir, "checkpoint")
+	if _, err := checkpoint.Latest(ckptDir); errors.Is(err, os.ErrNotExist) {
+		return nil, atomicfile.Write(settingsPath, func(w io.Writer) error { _, err := w.Write(settings); return err })
+	}
+	saved, err := os.ReadFile(settingsPath)
+	if err != nil {
+		return nil, fmt.Errorf("resuming from %s: %w", dir, err)
+	}
+	if !bytes.Equal(saved, settings) {
+		return nil, fmt.Errorf("%s holds a run with other settings (see %s); use another -out or the same flags", dir, settingsPath)
+	}
+	if err := model.Restore(ckptDir); err != nil {
+		return nil, err
+	}
+	if err := ds.Seek(int(model.Step())); err != nil {
+		return nil, err
+	}
+	return readCurve(filepath.Join(dir, "mse.csv"), int(model.Step()))
+}
+
+// readCurve reads a curve written by writeCurve, up to step.
+func readCurve(path string, upTo int) ([]point, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var curve []point
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+		var p point
+		if _, err := fmt.Sscanf(line, "%d,%g", &p.step, &p.mse); err != nil {
+			return nil, fmt.Errorf("%s line %d: %q: %w", path, i+2, line, err)
+		}
+		if p.step <= upTo {
+			curve = append(curve, p)
+		}
+	}
+	return curve, nil
 }
 
 // writeCurve writes one method's log-density MSE curve as CSV.
