@@ -33,6 +33,7 @@ func main() {
 	batch := flag.Int("batch", 128, "batch size")
 	iters := flag.Int("iters", 3, "timed iterations per row (after one warm-up)")
 	priorIters := flag.Int("prior-iters", 20, "timed prior-update-only iterations per row")
+	priorBatch := flag.Int("prior-batch", 0, "batch size of the prior-update-only measurement (0: -batch)")
 	out := flag.String("out", "", "Markdown file to write (default: print only)")
 	backendFlag := flag.String("backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
 	flag.Parse()
@@ -44,13 +45,16 @@ func main() {
 	defer b.Finalize()
 	var table strings.Builder
 	fmt.Fprintf(&table, "Command: `bench-lebm %s` — backend %s (%s), %s.\n\n", strings.Join(os.Args[1:], " "), b.Name(), choice.Reason, time.Now().UTC().Format("2006-01-02"))
-	fmt.Fprintf(&table, "| shape | method | s / training iteration | s / prior update alone | prior update ÷ CD's |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&table, "| shape | method | s / training iteration (batch -batch) | s / prior update alone (batch -prior-batch) | prior update ÷ CD's |\n|---|---|---|---|---|\n")
 	fmt.Print(table.String())
+	if *priorBatch == 0 {
+		*priorBatch = *batch
+	}
 	for _, shape := range strings.Split(*shapes, ",") {
 		priorCD := 0.0
 		rows := map[string][2]float64{}
 		for _, method := range strings.Split(*methods, ",") {
-			full, prior, err := measure(b, shape, method, *batch, *iters, *priorIters)
+			full, prior, err := measure(b, shape, method, *batch, *priorBatch, *iters, *priorIters)
 			if err != nil {
 				log.Fatalf("bench-lebm: %s/%s: %v", shape, method, err)
 			}
@@ -79,7 +83,7 @@ func main() {
 
 // measure returns seconds per full training iteration and per prior update
 // alone for one shape and method.
-func measure(b backends.Backend, shape, method string, batch, iters, priorIters int) (full, prior float64, err error) {
+func measure(b backends.Backend, shape, method string, batch, priorBatch, iters, priorIters int) (full, prior float64, err error) {
 	cfg, err := lebm.DefaultConfig(shape)
 	if err != nil {
 		return 0, 0, err
@@ -89,13 +93,7 @@ func measure(b backends.Backend, shape, method string, batch, iters, priorIters 
 	if err != nil {
 		return 0, 0, err
 	}
-	h, w, c := cfg.Generator.OutputShape()
-	rng := rand.New(rand.NewPCG(1, 2))
-	x := make([]float32, batch*h*w*c)
-	for i := range x {
-		x[i] = float32(2*rng.Float64() - 1)
-	}
-	images := tensors.FromFlatDataAndDimensions(x, batch, h, w, c)
+	images := randomImages(cfg, batch)
 	for i := range iters + 1 { // the first iteration compiles
 		if i == 1 {
 			start := time.Now()
@@ -105,8 +103,19 @@ func measure(b backends.Backend, shape, method string, batch, iters, priorIters 
 			return 0, 0, err
 		}
 	}
-	prior, err = measurePrior(b, model.Context(), cfg, images, priorIters)
+	prior, err = measurePrior(b, model.Context(), cfg, randomImages(cfg, priorBatch), priorIters)
 	return full, prior, err
+}
+
+// randomImages is a batch of uniform noise images of the generator's shape.
+func randomImages(cfg lebm.Config, n int) *tensors.Tensor {
+	h, w, c := cfg.Generator.OutputShape()
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, n*h*w*c)
+	for i := range x {
+		x[i] = float32(2*rng.Float64() - 1)
+	}
+	return tensors.FromFlatDataAndDimensions(x, n, h, w, c)
 }
 
 // measurePrior times the prior loss and its gradient with respect to the
