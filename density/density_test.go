@@ -2,6 +2,7 @@ package density
 
 import (
 	"errors"
+	"github.com/janpfeifer/must"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -15,11 +16,7 @@ import (
 )
 
 var testBackend = sync.OnceValue(func() backends.Backend {
-	b, err := backends.NewWithConfig(backend.SimpleGo)
-	if err != nil {
-		panic(err)
-	}
-	return b
+	return must.M1(backends.NewWithConfig(backend.SimpleGo))
 })
 
 func TestLogDensityMSEFromEnergies(t *testing.T) {

@@ -1,23 +1,20 @@
 package losses
 
 import (
+	"github.com/janpfeifer/must"
 	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
 
+	"github.com/edlebm/edlebm/backend"
 	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 var testBackend = sync.OnceValue(func() backends.Backend {
-	b, err := backends.NewWithConfig("go")
-	if err != nil {
-		panic(err)
-	}
-	return b
+	return must.M1(backends.NewWithConfig(backend.SimpleGo))
 })
 
 // array is a float64 tensor given as flat data and dimensions.
