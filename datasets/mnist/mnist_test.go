@@ -217,3 +217,24 @@ func TestLoadDebianFashionMNIST(t *testing.T) {
 		t.Errorf("pixel range [%v, %v], want [-1, 1] (byte values 0 and 255 both occur)", lo, hi)
 	}
 }
+
+// FuzzReadIDX feeds arbitrary bytes to the IDX parser: it must return an
+// error or dimensions whose product is the data length, never panic.
+func FuzzReadIDX(f *testing.F) {
+	f.Add([]byte{0, 0, 8, 1, 0, 0, 0, 3, 1, 2, 3})
+	f.Add([]byte{0, 0, 8, 3, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 2, 9, 8, 7, 6})
+	f.Add([]byte{0x1f, 0x8b, 8, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dims, values, err := ReadIDX(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		n := 1
+		for _, d := range dims {
+			n *= d
+		}
+		if n != len(values) {
+			t.Fatalf("dims %v (product %d) but %d values", dims, n, len(values))
+		}
+	})
+}
