@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/lebm"
+)
+
+// savedRun writes an untrained mnist-size model's checkpoint as train-lebm
+// would, with short chains so the evaluation is quick.
+func savedRun(t *testing.T) string {
+	t.Helper()
+	b, _, err := backend.Open("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := lebm.DefaultConfig("fashion-mnist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TestPosteriorLangevin.Steps, cfg.Seed = 5, 3
+	model, err := lebm.New(b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := model.PriorSample(1); err != nil { // creates the variables
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	if err := model.Save(filepath.Join(run, "checkpoint")); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func TestEvaluatesACheckpoint(t *testing.T) {
+	runDir := savedRun(t)
+	if err := run(runDir, mnist.DefaultFashionDir, "", "go", 64, 32, 4, 200, 20); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(runDir, "eval", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	// An untrained generator outputs ≈ 0 against pixels in [−1, 1]: the MSE is
+	// of the order of the test images' mean square, well inside (0, 4].
+	if s.ReconstructionImages != 64 || !(s.ReconstructionMSE > 0.05 && s.ReconstructionMSE < 4) {
+		t.Errorf("summary %+v: want 64 images and a plausible MSE", s)
+	}
+	if math.IsNaN(s.RHat) || s.RHat < 0.8 || s.ChainSteps != 200 || s.Chains != 4 {
+		t.Errorf("summary %+v: want R̂ from 4 chains of 200 steps", s)
+	}
+	for _, name := range []string{"reconstructions.png", "energy_profile.png", "autocorrelation.png"} {
+		if _, err := os.Stat(filepath.Join(runDir, "eval", name)); err != nil {
+			t.Errorf("missing output: %v", err)
+		}
+	}
+}
+
+func writeIDX(t *testing.T, path string, dims ...int) {
+	t.Helper()
+	header := []byte{0, 0, 8, byte(len(dims))}
+	size := 1
+	for _, d := range dims {
+		header = binary.BigEndian.AppendUint32(header, uint32(d))
+		size *= d
+	}
+	if err := os.WriteFile(path, append(header, make([]byte, size)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	runDir := savedRun(t)
+	wrongSize := t.TempDir()
+	writeIDX(t, filepath.Join(wrongSize, "t10k-images-idx3-ubyte"), 8, 32, 32)
+	writeIDX(t, filepath.Join(wrongSize, "t10k-labels-idx1-ubyte"), 8)
+	cases := []struct {
+		name, run, dataDir, mention string
+	}{
+		{"no run folder", "", mnist.DefaultFashionDir, "-run"},
+		{"run without checkpoint", t.TempDir(), mnist.DefaultFashionDir, "no checkpoint"},
+		{"data that does not match the checkpoint", runDir, wrongSize, "does not match"},
+	}
+	for _, c := range cases {
+		err := run(c.run, c.dataDir, "", "go", 8, 8, 2, 100, 10)
+		if err == nil || !strings.Contains(err.Error(), c.mention) {
+			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.mention)
+		}
+	}
+}
