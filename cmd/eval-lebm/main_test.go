@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
@@ -71,13 +70,11 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 
 func writeIDX(t *testing.T, path string, dims ...int) {
 	t.Helper()
-	header := []byte{0, 0, 8, byte(len(dims))}
 	size := 1
 	for _, d := range dims {
-		header = binary.BigEndian.AppendUint32(header, uint32(d))
 		size *= d
 	}
-	if err := os.WriteFile(path, append(header, make([]byte, size)...), 0o644); err != nil {
+	if err := mnist.WriteIDX(path, dims, make([]byte, size)); err != nil {
 		t.Fatal(err)
 	}
 }

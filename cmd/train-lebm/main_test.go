@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/lebm"
 )
 
@@ -106,16 +106,13 @@ func TestTrainOnFashionMNISTSliceAndResume(t *testing.T) {
 	}
 }
 
-// writeIDX writes an unsigned-byte IDX file with the given dimensions.
 func writeIDX(t *testing.T, path string, dims ...int) {
 	t.Helper()
-	header := []byte{0, 0, 8, byte(len(dims))}
 	size := 1
 	for _, d := range dims {
-		header = binary.BigEndian.AppendUint32(header, uint32(d))
 		size *= d
 	}
-	if err := os.WriteFile(path, append(header, make([]byte, size)...), 0o644); err != nil {
+	if err := mnist.WriteIDX(path, dims, make([]byte, size)); err != nil {
 		t.Fatal(err)
 	}
 }

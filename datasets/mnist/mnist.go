@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 
+	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/datasets"
 )
 
@@ -153,4 +155,28 @@ func readIDXFile(dir, name string) (path string, dims []int, data []byte, err er
 		return "", nil, nil, fmt.Errorf("mnist: %s: %w", path, err)
 	}
 	return path, dims, data, nil
+}
+
+// WriteIDX writes data as an unsigned-byte IDX file (uncompressed) with the
+// given dimensions, atomically — for exporting subsets or making fixtures.
+func WriteIDX(path string, dims []int, data []byte) error {
+	size := 1
+	header := []byte{0, 0, 0x08, byte(len(dims))}
+	for _, d := range dims {
+		if d < 0 || d > math.MaxUint32 {
+			return fmt.Errorf("mnist: writing %s: dimension %d out of range", path, d)
+		}
+		header = binary.BigEndian.AppendUint32(header, uint32(d))
+		size *= d
+	}
+	if len(dims) == 0 || len(dims) > 255 || size != len(data) {
+		return fmt.Errorf("mnist: writing %s: %d values do not fill dimensions %v", path, len(data), dims)
+	}
+	return atomicfile.Write(path, func(w io.Writer) error {
+		if _, err := w.Write(header); err != nil {
+			return err
+		}
+		_, err := w.Write(data)
+		return err
+	})
 }

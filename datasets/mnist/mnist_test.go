@@ -238,3 +238,21 @@ func FuzzReadIDX(f *testing.F) {
 		}
 	})
 }
+
+func TestWriteIDXReadsBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x-idx3-ubyte")
+	data := []byte{1, 2, 3, 4, 5, 6}
+	if err := WriteIDX(path, []int{1, 2, 3}, data); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := idx([]int{1, 2, 3}, data); !bytes.Equal(raw, want) {
+		t.Errorf("file bytes %v, want %v", raw, want)
+	}
+	if err := WriteIDX(path, []int{4}, data); err == nil {
+		t.Error("6 values for dimension 4: no error")
+	}
+}
