@@ -61,3 +61,14 @@ func NewAnomalySplit(pool *Images, heldOut int, seed uint64, trainFraction float
 	}
 	return &AnomalySplit{Train: train, Test: test, Anomalous: anomalous}, nil
 }
+
+// PaperAnomalySplit is the papers' protocol on a data set's two splits:
+// pool them, hold the class heldOut out, shuffle with seed 42 and train on
+// 80 % of the normal images (see NewAnomalySplit).
+func PaperAnomalySplit(train, test *Images, heldOut int) (*AnomalySplit, error) {
+	pool, err := Concat(train.Name+"+"+test.Name, train, test)
+	if err != nil {
+		return nil, err
+	}
+	return NewAnomalySplit(pool, heldOut, 42, 0.8)
+}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
@@ -43,25 +44,41 @@ type summary struct {
 	RHat                 float64 `json:"r_hat"`
 	SplitRHat            float64 `json:"split_r_hat"`
 	FinalMeanEnergy      float64 `json:"final_mean_energy"`
+	// AnomalyHeldOut is the held-out class (-1: no anomaly evaluation).
+	AnomalyHeldOut int     `json:"anomaly_held_out"`
+	AnomalyImages  int     `json:"anomaly_images,omitempty"`
+	AnomalyAUPRC   float64 `json:"anomaly_auprc,omitempty"`
+}
+
+// options are the command's flags.
+type options struct {
+	runDir, dataDir, out, backend             string
+	reconN, batch, chains, chainSteps, maxLag int
+	anomalyHoldout, anomalyN                  int
 }
 
 func main() {
-	runDir := flag.String("run", "", "train-lebm output folder (its checkpoint/ is evaluated)")
-	dataDir := flag.String("data-dir", mnist.DefaultFashionDir, "MNIST-format folder with the test split")
-	out := flag.String("out", "", "output folder (default RUN/eval)")
-	reconN := flag.Int("recon-n", 1000, "test images to reconstruct")
-	batch := flag.Int("batch", 100, "batch size for reconstruction")
-	chains := flag.Int("chains", 8, "prior chains for the MCMC diagnostics")
-	chainSteps := flag.Int("chain-steps", 2000, "Langevin steps per chain")
-	maxLag := flag.Int("max-lag", 200, "largest autocorrelation lag")
-	backendFlag := flag.String("backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	var o options
+	flag.StringVar(&o.runDir, "run", "", "train-lebm output folder (its checkpoint/ is evaluated)")
+	flag.StringVar(&o.dataDir, "data-dir", mnist.DefaultFashionDir, "MNIST-format folder with the test split")
+	flag.StringVar(&o.out, "out", "", "output folder (default RUN/eval)")
+	flag.IntVar(&o.reconN, "recon-n", 1000, "test images to reconstruct")
+	flag.IntVar(&o.batch, "batch", 100, "batch size for reconstruction and anomaly scores")
+	flag.IntVar(&o.chains, "chains", 8, "prior chains for the MCMC diagnostics")
+	flag.IntVar(&o.chainSteps, "chain-steps", 2000, "Langevin steps per chain")
+	flag.IntVar(&o.maxLag, "max-lag", 200, "largest autocorrelation lag")
+	flag.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	flag.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "the class the run was trained without (train-lebm -anomaly-holdout): score its anomaly-detection test split and report AUPRC; -1: skip")
+	flag.IntVar(&o.anomalyN, "anomaly-n", 0, "score an evenly spaced subset of this many anomaly test images (0: all)")
 	flag.Parse()
-	if err := run(*runDir, *dataDir, *out, *backendFlag, *reconN, *batch, *chains, *chainSteps, *maxLag); err != nil {
+	if err := run(o); err != nil {
 		log.Fatalf("eval-lebm: %v", err)
 	}
 }
 
-func run(runDir, dataDir, out, backendName string, reconN, batch, chains, chainSteps, maxLag int) error {
+func run(o options) error {
+	runDir, dataDir, out := o.runDir, o.dataDir, o.out
+	reconN, batch, chains, chainSteps, maxLag := o.reconN, o.batch, o.chains, o.chainSteps, o.maxLag
 	if runDir == "" {
 		return fmt.Errorf("flag -run: the train-lebm output folder is required")
 	}
@@ -75,7 +92,7 @@ func run(runDir, dataDir, out, backendName string, reconN, batch, chains, chainS
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	b, choice, err := backend.Open(backendName)
+	b, choice, err := backend.Open(o.backend)
 	if err != nil {
 		return fmt.Errorf("flag -backend: %w", err)
 	}
@@ -86,7 +103,7 @@ func run(runDir, dataDir, out, backendName string, reconN, batch, chains, chainS
 	if err != nil {
 		return fmt.Errorf("flag -run: %w", err)
 	}
-	s := summary{Checkpoint: ckpt, Chains: chains, ChainSteps: chainSteps}
+	s := summary{Checkpoint: ckpt, Chains: chains, ChainSteps: chainSteps, AnomalyHeldOut: o.anomalyHoldout}
 	if s.Step, err = model.GlobalStep(); err != nil {
 		return err
 	}
@@ -125,6 +142,13 @@ func run(runDir, dataDir, out, backendName string, reconN, batch, chains, chainS
 	s.ReconstructionImages = reconN
 	if err := plots.WriteImagePairs(filepath.Join(out, "reconstructions.png"), test.Pixels[:64*size], recon[:64*size], 64, h, w, c, 8); err != nil {
 		return err
+	}
+
+	if o.anomalyHoldout >= 0 {
+		if err := scoreAnomalies(model, o, &s); err != nil {
+			return fmt.Errorf("flag -anomaly-holdout: %w", err)
+		}
+		fmt.Printf("anomaly detection, class %d held out: AUPRC %.4f on %d test images\n", o.anomalyHoldout, s.AnomalyAUPRC, s.AnomalyImages)
 	}
 
 	energies, err := model.PriorChainEnergies(chains, chainSteps, 50)
@@ -197,4 +221,59 @@ func diagnose(out string, energies [][]float64, maxLag int, s *summary) error {
 	return plots.WriteLinePlot(filepath.Join(out, "autocorrelation.png"), plots.LinePlot{
 		Title: "Autocorrelation of U(z) (second half of the chains)", XLabel: "lag", YLabel: "autocorrelation", Series: []plots.Series{acf},
 	})
+}
+
+// scoreAnomalies rebuilds the run's anomaly-detection split, scores (an
+// evenly spaced subset of) its test images with lebm's anomaly score and
+// computes the AUPRC with anomalies as positives.
+func scoreAnomalies(model *lebm.Model, o options, s *summary) error {
+	train, err := mnist.Load(o.dataDir, "train")
+	if err != nil {
+		return err
+	}
+	test, err := mnist.Load(o.dataDir, "test")
+	if err != nil {
+		return err
+	}
+	split, err := datasets.PaperAnomalySplit(train, test, o.anomalyHoldout)
+	if err != nil {
+		return err
+	}
+	n := split.Test.N
+	if o.anomalyN > 0 && o.anomalyN < n {
+		n = o.anomalyN
+	}
+	n = n / o.batch * o.batch
+	if n == 0 {
+		return fmt.Errorf("-batch %d exceeds the %d test images to score", o.batch, min(o.anomalyN, split.Test.N))
+	}
+	indices := make([]int, n)
+	for i := range indices {
+		indices[i] = i * split.Test.N / n // evenly spaced: keeps the anomaly share
+	}
+	images, err := split.Test.Subset(indices)
+	if err != nil {
+		return err
+	}
+	labels := make([]bool, n)
+	for i, j := range indices {
+		labels[i] = split.Anomalous[j]
+	}
+	size := images.ImageSize()
+	var scores []float64
+	for start := 0; start < n; start += o.batch {
+		x := tensors.FromFlatDataAndDimensions(images.Pixels[start*size:(start+o.batch)*size], o.batch, images.Height, images.Width, images.Channels)
+		y, err := model.AnomalyScore(x)
+		x.FinalizeAll()
+		if err != nil {
+			return err
+		}
+		for _, v := range tensors.MustCopyFlatData[float32](y) {
+			scores = append(scores, float64(v))
+		}
+		y.FinalizeAll()
+	}
+	s.AnomalyImages = n
+	s.AnomalyAUPRC, err = eval.AUPRC(scores, labels)
+	return err
 }

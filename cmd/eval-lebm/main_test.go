@@ -42,7 +42,8 @@ func savedRun(t *testing.T) string {
 
 func TestEvaluatesACheckpoint(t *testing.T) {
 	runDir := savedRun(t)
-	if err := run(runDir, mnist.DefaultFashionDir, "", "go", 64, 32, 4, 200, 20); err != nil {
+	if err := run(options{runDir: runDir, dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 64, batch: 32,
+		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: 1, anomalyN: 64}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(runDir, "eval", "summary.json"))
@@ -60,6 +61,9 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	}
 	if math.IsNaN(s.RHat) || s.RHat < 0.8 || s.ChainSteps != 200 || s.Chains != 4 {
 		t.Errorf("summary %+v: want R̂ from 4 chains of 200 steps", s)
+	}
+	if s.AnomalyHeldOut != 1 || s.AnomalyImages != 64 || !(s.AnomalyAUPRC > 0 && s.AnomalyAUPRC <= 1) {
+		t.Errorf("summary %+v: want an AUPRC in (0, 1] over 64 images with class 1 held out", s)
 	}
 	for _, name := range []string{"reconstructions.png", "energy_profile.png", "autocorrelation.png"} {
 		if _, err := os.Stat(filepath.Join(runDir, "eval", name)); err != nil {
@@ -92,7 +96,7 @@ func TestBadInput(t *testing.T) {
 		{"data that does not match the checkpoint", runDir, wrongSize, "does not match"},
 	}
 	for _, c := range cases {
-		err := run(c.run, c.dataDir, "", "go", 8, 8, 2, 100, 10)
+		err := run(options{runDir: c.run, dataDir: c.dataDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100, maxLag: 10, anomalyHoldout: -1})
 		if err == nil || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.mention)
 		}

@@ -19,6 +19,7 @@ type options struct {
 	data, dataDir, out, backend string
 	download                    bool
 	epochs, batch, trainSize    int
+	anomalyHoldout              int
 	gridN, reconN               int
 	checkpointEvery             time.Duration
 }
@@ -38,6 +39,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.epochs, "epochs", 200, "epochs to train (a resumed run continues up to this many)")
 	fs.IntVar(&o.batch, "batch", 128, "batch size")
 	fs.IntVar(&o.trainSize, "train-size", 0, "use only the first N training images (0: all)")
+	fs.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "anomaly-detection protocol: pool train and test, hold this class out, train on 80 % of the rest (seed 42); -1: off")
 	fs.IntVar(&o.gridN, "grid", 64, "generated images in each epoch's sample grid")
 	fs.IntVar(&o.reconN, "recon", 32, "test images in each epoch's reconstruction grid")
 	fs.DurationVar(&o.checkpointEvery, "checkpoint-every", 10*time.Minute, "also checkpoint this often within an epoch")

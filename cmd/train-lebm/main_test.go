@@ -149,6 +149,8 @@ func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
 			[]string{"32×32×1", "28×28×1"}},
 		{"unknown data set", quickFlags(t.TempDir(), "1", "-data", "imagenet"), nil, []string{"-data", "imagenet"}},
 		{"svhn without its files", quickFlags(t.TempDir(), "1", "-data", "svhn", "-data-dir", t.TempDir()), nil, []string{"-data-dir", "train_32x32.mat", "does not exist"}},
+		{"anomaly hold-out class that does not exist", quickFlags(t.TempDir(), "1", "-anomaly-holdout", "12"), nil,
+			[]string{"-anomaly-holdout", "held-out class 12"}},
 		{"bad ED setting", quickFlags(t.TempDir(), "1", "-ed-t", "-1"), nil, []string{"t (perturbation variance) = -1"}},
 		{"checkpoint of another architecture", quickFlags(trained, "2", "-ed-m", "4"), nil,
 			[]string{"different model", "ED"}},

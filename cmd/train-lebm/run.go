@@ -179,6 +179,13 @@ func loadData(o options) (train, test *datasets.Images, err error) {
 	if test, err = loadSplit(o, "test", o.reconN); err != nil {
 		return nil, nil, fmt.Errorf("flag -data-dir: %w", err)
 	}
+	if o.anomalyHoldout >= 0 {
+		split, err := datasets.PaperAnomalySplit(train, test, o.anomalyHoldout)
+		if err != nil {
+			return nil, nil, fmt.Errorf("flag -anomaly-holdout: %w", err)
+		}
+		train, test = split.Train, split.Test
+	}
 	h, w, c := o.cfg.Generator.OutputShape()
 	if train.Height != h || train.Width != w || train.Channels != c {
 		return nil, nil, fmt.Errorf("flag -data-dir %s: images are %d×%d×%d but the %s generator makes %d×%d×%d",
