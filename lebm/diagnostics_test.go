@@ -2,6 +2,7 @@ package lebm
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -50,5 +51,27 @@ func TestPriorChainEnergiesFollowTheGaussianRecursion(t *testing.T) {
 	}
 	if _, err := m.PriorChainEnergies(2, 10, 3); err == nil {
 		t.Error("steps not a multiple of chunk: no error")
+	}
+}
+
+// Decode against the hand-written decoder of a one-layer generator.
+func TestDecodeMatchesANaiveGenerator(t *testing.T) {
+	cfg := oneLayerConfig(t)
+	ctx, naive := newNaiveContext(t, cfg, rand.New(rand.NewPCG(5, 6)))
+	cfg.SetParams(ctx)
+	m, err := NewFromContext(testBackend(), ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := []float64{0.1, -0.2, 0.3, 0.4, 1, 0.5, -1, 2}
+	out, err := m.Decode(tensors.FromFlatDataAndDimensions(z, 2, testNz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := flatFloat64(t, out)
+	want := append(naive.decode(z[:testNz]), naive.decode(z[testNz:])...)
+	assertClose(t, "G(z)", got, want, 1e-12)
+	if _, err := m.Decode(tensors.FromFlatDataAndDimensions([]float64{1, 2, 3}, 1, 3)); err == nil {
+		t.Error("latents of the wrong size: no error")
 	}
 }

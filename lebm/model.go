@@ -27,7 +27,7 @@ type Model struct {
 	ctx     *context.Context
 	cfg     Config
 
-	train, posterior, reconstruct, score *context.Exec
+	train, posterior, reconstruct, score, decode *context.Exec
 	priorSamples, generations            map[int]*context.Exec
 	// trainGraphs counts the training-step graphs built, for tests.
 	trainGraphs int
@@ -98,6 +98,9 @@ func NewFromContext(backend backends.Backend, ctx *context.Context) (*Model, err
 		}},
 		{&m.reconstruct, func(ctx *context.Context, x *Node) []*Node {
 			return []*Node{Decode(ctx, cfg, m.testPosterior(ctx, x))}
+		}},
+		{&m.decode, func(ctx *context.Context, z *Node) []*Node {
+			return []*Node{Decode(ctx, cfg, z)}
 		}},
 		{&m.score, func(ctx *context.Context, x *Node) []*Node {
 			return []*Node{PosteriorEnergy(ctx, cfg, x, m.testPosterior(ctx, x))}
@@ -212,6 +215,28 @@ func (m *Model) PriorSample(n int) (*tensors.Tensor, error) {
 	return m.runCount("prior sampling", m.priorSamples, n, func(ctx *context.Context, g *Graph) *Node {
 		return PriorSample(ctx, m.cfg, BaseSample(ctx, m.cfg, g, n), m.cfg.GenerationLangevin)
 	})
+}
+
+// Decode returns the generator's images G(z) [B, H, W, C] for latents z
+// [B, nz] of the model's DType — for interpolations and attribute
+// manipulation in latent space.
+func (m *Model) Decode(z *tensors.Tensor) (out *tensors.Tensor, err error) {
+	if z == nil || z.Rank() != 2 || z.Shape().Dimensions[1] != m.cfg.Generator.Nz || z.DType() != m.cfg.dtype() {
+		return nil, fmt.Errorf("lebm: decoding: latents have shape %v; want (%s)[batch, %d]", shapeOf(z), m.cfg.dtype(), m.cfg.Generator.Nz)
+	}
+	defer recoverError(&err, "decoding")
+	outs, err := m.decode.Exec(z)
+	if err != nil {
+		return nil, fmt.Errorf("lebm: decoding: %w", err)
+	}
+	return outs[0], nil
+}
+
+func shapeOf(t *tensors.Tensor) any {
+	if t == nil {
+		return "nil"
+	}
+	return t.Shape()
 }
 
 // Generate returns n images [n, H, W, C] decoded from prior samples (see

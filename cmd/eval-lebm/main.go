@@ -55,6 +55,7 @@ type options struct {
 	runDir, dataDir, out, backend             string
 	reconN, batch, chains, chainSteps, maxLag int
 	anomalyHoldout, anomalyN                  int
+	interpRows, interpSteps                   int
 }
 
 func main() {
@@ -70,6 +71,8 @@ func main() {
 	flag.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
 	flag.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "the class the run was trained without (train-lebm -anomaly-holdout): score its anomaly-detection test split and report AUPRC; -1: skip")
 	flag.IntVar(&o.anomalyN, "anomaly-n", 0, "score an evenly spaced subset of this many anomaly test images (0: all)")
+	flag.IntVar(&o.interpRows, "interp-rows", 8, "rows of the prior and posterior interpolation grids")
+	flag.IntVar(&o.interpSteps, "interp-steps", 10, "images per interpolation row (endpoints included)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatalf("eval-lebm: %v", err)
@@ -81,6 +84,9 @@ func run(o options) error {
 	reconN, batch, chains, chainSteps, maxLag := o.reconN, o.batch, o.chains, o.chainSteps, o.maxLag
 	if runDir == "" {
 		return fmt.Errorf("flag -run: the train-lebm output folder is required")
+	}
+	if o.interpRows < 1 || o.interpSteps < 2 {
+		return fmt.Errorf("-interp-rows must be ≥ 1 and -interp-steps ≥ 2 (got %d, %d)", o.interpRows, o.interpSteps)
 	}
 	if reconN < 1 || batch < 1 || chains < 2 || chainSteps < 100 || chainSteps%50 != 0 || maxLag < 1 || maxLag >= chainSteps/2 {
 		return fmt.Errorf("want -recon-n, -batch ≥ 1, -chains ≥ 2, -chain-steps a multiple of 50 and ≥ 100, 1 ≤ -max-lag < chain-steps/2 (got %d, %d, %d, %d, %d)",
@@ -144,6 +150,9 @@ func run(o options) error {
 		return err
 	}
 
+	if err := interpolations(model, test.Pixels[:2*o.interpRows*size], o, out); err != nil {
+		return err
+	}
 	if o.anomalyHoldout >= 0 {
 		if err := scoreAnomalies(model, o, &s); err != nil {
 			return fmt.Errorf("flag -anomaly-holdout: %w", err)
@@ -276,4 +285,53 @@ func scoreAnomalies(model *lebm.Model, o options, s *summary) error {
 	s.AnomalyImages = n
 	s.AnomalyAUPRC, err = eval.AUPRC(scores, labels)
 	return err
+}
+
+// interpolations writes two grids, one row per pair of latents, each row
+// decoding the straight line between the pair: prior samples (500-step
+// prior Langevin) and posterior samples of consecutive test images.
+func interpolations(model *lebm.Model, testPixels []float32, o options, out string) error {
+	h, w, c := model.Config().Generator.OutputShape()
+	prior, err := model.PriorSample(2 * o.interpRows)
+	if err != nil {
+		return err
+	}
+	defer prior.FinalizeAll()
+	x := tensors.FromFlatDataAndDimensions(testPixels, 2*o.interpRows, h, w, c)
+	defer x.FinalizeAll()
+	posterior, err := model.PosteriorSample(x)
+	if err != nil {
+		return err
+	}
+	defer posterior.FinalizeAll()
+	for name, z := range map[string]*tensors.Tensor{"prior_interpolation.png": prior, "posterior_interpolation.png": posterior} {
+		lines := interpolate(tensors.MustCopyFlatData[float32](z), model.Config().Generator.Nz, o.interpSteps)
+		n := len(lines) / model.Config().Generator.Nz
+		images, err := model.Decode(tensors.FromFlatDataAndDimensions(lines, n, model.Config().Generator.Nz))
+		if err != nil {
+			return err
+		}
+		err = plots.WriteImageGrid(filepath.Join(out, name), tensors.MustCopyFlatData[float32](images), n, h, w, c, o.interpSteps)
+		images.FinalizeAll()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// interpolate returns, for consecutive pairs (a, b) of the nz-dimensional
+// latents z, the points (1−t)a + tb for steps values of t from 0 to 1.
+func interpolate(z []float32, nz, steps int) []float32 {
+	var out []float32
+	for p := 0; p+2*nz <= len(z); p += 2 * nz {
+		a, b := z[p:p+nz], z[p+nz:p+2*nz]
+		for k := range steps {
+			t := float32(k) / float32(steps-1)
+			for d := range nz {
+				out = append(out, (1-t)*a[d]+t*b[d])
+			}
+		}
+	}
+	return out
 }

@@ -43,7 +43,7 @@ func savedRun(t *testing.T) string {
 func TestEvaluatesACheckpoint(t *testing.T) {
 	runDir := savedRun(t)
 	if err := run(options{runDir: runDir, dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 64, batch: 32,
-		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: 1, anomalyN: 64}); err != nil {
+		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: 1, anomalyN: 64, interpRows: 2, interpSteps: 4}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(runDir, "eval", "summary.json"))
@@ -65,7 +65,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if s.AnomalyHeldOut != 1 || s.AnomalyImages != 64 || !(s.AnomalyAUPRC > 0 && s.AnomalyAUPRC <= 1) {
 		t.Errorf("summary %+v: want an AUPRC in (0, 1] over 64 images with class 1 held out", s)
 	}
-	for _, name := range []string{"reconstructions.png", "energy_profile.png", "autocorrelation.png"} {
+	for _, name := range []string{"reconstructions.png", "energy_profile.png", "autocorrelation.png", "prior_interpolation.png", "posterior_interpolation.png"} {
 		if _, err := os.Stat(filepath.Join(runDir, "eval", name)); err != nil {
 			t.Errorf("missing output: %v", err)
 		}
@@ -96,9 +96,23 @@ func TestBadInput(t *testing.T) {
 		{"data that does not match the checkpoint", runDir, wrongSize, "does not match"},
 	}
 	for _, c := range cases {
-		err := run(options{runDir: c.run, dataDir: c.dataDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100, maxLag: 10, anomalyHoldout: -1})
+		err := run(options{runDir: c.run, dataDir: c.dataDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2})
 		if err == nil || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.mention)
+		}
+	}
+}
+
+func TestInterpolate(t *testing.T) {
+	z := []float32{0, 10, 2, 20} // one pair of 2-dimensional latents
+	got := interpolate(z, 2, 3)
+	want := []float32{0, 10, 1, 15, 2, 20}
+	if len(got) != len(want) {
+		t.Fatalf("interpolate = %v, want %v", got, want)
+	}
+	for i := range want {
+		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
+			t.Fatalf("interpolate = %v, want %v", got, want)
 		}
 	}
 }
