@@ -7,6 +7,9 @@
 //     prior Langevin chains (PNG), Gelman–Rubin R̂ (plain and split) of the
 //     chains' energies over the second half of the run, and their
 //     autocorrelation (PNG);
+//   - prior and posterior interpolation grids (PNG);
+//   - with -anomaly-holdout K, for a run trained with that option: the
+//     anomaly score of the held-out-class test split and its AUPRC;
 //
 // and writes the numbers to summary.json in -out.
 //
