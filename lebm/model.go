@@ -28,7 +28,7 @@ type Model struct {
 	cfg     Config
 
 	train, posterior, reconstruct, score, decode *context.Exec
-	priorSamples, generations            map[int]*context.Exec
+	priorSamples, generations                    map[int]*context.Exec
 	// trainGraphs counts the training-step graphs built, for tests.
 	trainGraphs int
 }
