@@ -2,22 +2,17 @@ package density
 
 import (
 	"errors"
-	"github.com/janpfeifer/must"
 	"math"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
+	"github.com/edlebm/edlebm/internal/testutil"
 
-	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/nets"
 )
 
-var testBackend = sync.OnceValue(func() backends.Backend {
-	return must.M1(backends.NewWithConfig(backend.SimpleGo))
-})
+var testBackend = testutil.Backend
 
 func TestLogDensityMSEFromEnergies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
@@ -70,7 +72,7 @@ func TestDecodeMatchesANaiveGenerator(t *testing.T) {
 	}
 	got := flatFloat64(t, out)
 	want := append(naive.decode(z[:testNz]), naive.decode(z[testNz:])...)
-	assertClose(t, "G(z)", got, want, 1e-12)
+	testutil.AssertAllClose(t, "G(z)", got, want, 1e-12)
 	if _, err := m.Decode(tensors.FromFlatDataAndDimensions([]float64{1, 2, 3}, 1, 3)); err == nil {
 		t.Error("latents of the wrong size: no error")
 	}

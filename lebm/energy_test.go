@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	"github.com/edlebm/edlebm/losses"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -70,9 +72,9 @@ func TestPosteriorEnergyAndGradient(t *testing.T) {
 				wantPrior = append(wantPrior, naive.u(zi))
 				wantGrad = append(wantGrad, gradient(func(z []float64) float64 { return naive.posterior(xi, z) }, zi, 1e-6)...)
 			}
-			assertClose(t, "U_post", out[0], wantE, 1e-9)
-			assertClose(t, "∇U_post", out[1], wantGrad, 1e-5)
-			assertClose(t, "U", out[2], wantPrior, 1e-9)
+			testutil.AssertAllClose(t, "U_post", out[0], wantE, 1e-9)
+			testutil.AssertAllClose(t, "∇U_post", out[1], wantGrad, 1e-5)
+			testutil.AssertAllClose(t, "U", out[2], wantPrior, 1e-9)
 		})
 	}
 }
@@ -118,7 +120,7 @@ func TestLangevinStepsWithoutNoise(t *testing.T) {
 				}
 				want = append(want, zi...)
 			}
-			assertClose(t, "z after Langevin", out[0], want, 1e-6)
+			testutil.AssertAllClose(t, "z after Langevin", out[0], want, 1e-6)
 		})
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	"github.com/edlebm/edlebm/nets"
-	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -16,13 +16,7 @@ import (
 )
 
 // testBackend is SimpleGo: tests must never let GoMLX look for an XLA plugin.
-var testBackend = sync.OnceValue(func() backends.Backend {
-	b, err := backends.NewWithConfig("go:ops_sequential")
-	if err != nil {
-		panic(err)
-	}
-	return b
-})
+var testBackend = testutil.Backend
 
 const (
 	testNz    = 4
@@ -291,20 +285,6 @@ func randomValues(rng *rand.Rand, n int, scale float64) []float64 {
 		v[i] = scale * rng.NormFloat64()
 	}
 	return v
-}
-
-// assertClose compares got and want element-wise with a relative tolerance.
-func assertClose(t *testing.T, what string, got, want []float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: got %d values, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if math.IsNaN(got[i]) || math.Abs(got[i]-want[i]) > tol*math.Max(1, math.Abs(want[i])) {
-			t.Errorf("%s[%d] = %.10g, want %.10g (tolerance %g)", what, i, got[i], want[i], tol)
-			return
-		}
-	}
 }
 
 // structuredImages returns testBatch distinct 8×8 patterns in [−0.8, 0.8]:

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	"github.com/edlebm/edlebm/nets"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -98,7 +100,7 @@ func TestEnergyDiscrepancyUsesFullPriorEnergy(t *testing.T) {
 				}
 				want += math.Log(sum/float64(m)) / testBatch
 			}
-			assertClose(t, "ED prior loss", []float64{got}, []float64{want}, 1e-9)
+			testutil.AssertAllClose(t, "ED prior loss", []float64{got}, []float64{want}, 1e-9)
 			if tc.constantF {
 				// Without the base term every exponent would be 0.
 				if fOnly := math.Log(tc.w/float64(m) + 1); math.Abs(got-fOnly) < 1e-3 {
@@ -130,8 +132,8 @@ func TestContrastiveDivergenceLoss(t *testing.T) {
 		fPost += naive.f(row(z, i, testNz)) / testBatch
 		fPrior += naive.f(row(zPrior, i, testNz)) / testBatch
 	}
-	assertClose(t, "CD prior loss", []float64{got}, []float64{fPost - fPrior}, 1e-9)
-	assertClose(t, "mean f(z_prior)", []float64{gotPriorEnergy}, []float64{fPrior}, 1e-9)
+	testutil.AssertAllClose(t, "CD prior loss", []float64{got}, []float64{fPost - fPrior}, 1e-9)
+	testutil.AssertAllClose(t, "mean f(z_prior)", []float64{gotPriorEnergy}, []float64{fPrior}, 1e-9)
 }
 
 func TestScoreMatchingLosses(t *testing.T) {
@@ -176,7 +178,7 @@ func TestScoreMatchingLosses(t *testing.T) {
 					}
 				}
 			}
-			assertClose(t, variant+" score-matching prior loss", []float64{got}, []float64{want}, 1e-5)
+			testutil.AssertAllClose(t, variant+" score-matching prior loss", []float64{got}, []float64{want}, 1e-5)
 		})
 	}
 }

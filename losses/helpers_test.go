@@ -1,21 +1,17 @@
 package losses
 
 import (
-	"github.com/janpfeifer/must"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
-	"github.com/edlebm/edlebm/backend"
-	"github.com/gomlx/gomlx/backends"
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
-var testBackend = sync.OnceValue(func() backends.Backend {
-	return must.M1(backends.NewWithConfig(backend.SimpleGo))
-})
+var testBackend = testutil.Backend
 
 // array is a float64 tensor given as flat data and dimensions.
 type array struct {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -78,7 +80,7 @@ func TestConvTranspose2DForward(t *testing.T) {
 					return []*Node{ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)}
 				}, x, kernel, bias)[0]
 				want := naiveConvT(x, kernel, bias.data, tc.stride, tc.padding)
-				assertAllClose(t, "output", got, want.data, 1e-12)
+				testutil.AssertAllClose(t, "output", got, want.data, 1e-12)
 			})
 		}
 	}
@@ -108,7 +110,7 @@ func TestConvTranspose2DGradients(t *testing.T) {
 				loss := func() float64 { return dot(r.data, naiveConvT(x, kernel, bias.data, tc.stride, tc.padding).data) }
 				for i, wrt := range []array{x, kernel, bias} {
 					want := centralDiff(loss, wrt.data, 1e-3)
-					assertAllClose(t, []string{"dL/dx", "dL/dkernel", "dL/dbias"}[i], got[i], want, 1e-8)
+					testutil.AssertAllClose(t, []string{"dL/dx", "dL/dkernel", "dL/dbias"}[i], got[i], want, 1e-8)
 				}
 			})
 		}
@@ -144,7 +146,7 @@ func TestConvTranspose2DSecondOrderGather(t *testing.T) {
 				}
 				return sum
 			}
-			assertAllClose(t, "∂(Σ s⊙g²)/∂K", got, centralDiff(outer, kernel.data, 1e-3), 1e-7)
+			testutil.AssertAllClose(t, "∂(Σ s⊙g²)/∂K", got, centralDiff(outer, kernel.data, 1e-3), 1e-7)
 		})
 	}
 }

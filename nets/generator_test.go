@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -107,7 +109,7 @@ func TestGeneratorForward(t *testing.T) {
 			if want.dims[1] != h || want.dims[2] != w || want.dims[3] != c {
 				t.Errorf("OutputShape() = %d×%d×%d, naive loops give %v", h, w, c, want.dims)
 			}
-			assertAllClose(t, "image", got[0], want.data, 1e-12)
+			testutil.AssertAllClose(t, "image", got[0], want.data, 1e-12)
 			for i, v := range got[0] {
 				if !(v > -1 && v < 1) {
 					t.Fatalf("pixel %d = %v, outside (−1, 1)", i, v)
@@ -120,7 +122,7 @@ func TestGeneratorForward(t *testing.T) {
 				}
 				return s
 			}
-			assertAllClose(t, "∇_z‖x − G(z)‖²", got[1], centralDiff(sqErr, z.data, 1e-5), 1e-7)
+			testutil.AssertAllClose(t, "∇_z‖x − G(z)‖²", got[1], centralDiff(sqErr, z.data, 1e-5), 1e-7)
 		})
 	}
 }

@@ -1,12 +1,11 @@
 package nets
 
 import (
-	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	_ "github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -18,13 +17,7 @@ import (
 // plugin), running ops sequentially: in its default mode SimpleGo v0.26
 // deadlocks when several matrix products run at once on a machine with few
 // cores (each holds a worker slot while waiting for another).
-var testBackend = sync.OnceValue(func() backends.Backend {
-	b, err := backends.NewWithConfig("go:ops_sequential")
-	if err != nil {
-		panic(err)
-	}
-	return b
-})
+var testBackend = testutil.Backend
 
 // array is a float64 tensor given as flat row-major data and dimensions.
 type array struct {
@@ -104,20 +97,6 @@ func centralDiff(f func() float64, x []float64, h float64) []float64 {
 		grad[i] = (up - down) / (2 * h)
 	}
 	return grad
-}
-
-// assertAllClose compares got and want element-wise with a relative tolerance.
-func assertAllClose(t *testing.T, what string, got, want []float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: got %d values, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if math.IsNaN(got[i]) || math.Abs(got[i]-want[i]) > tol*math.Max(1, math.Abs(want[i])) {
-			t.Errorf("%s[%d] = %.10g, want %.10g (tolerance %g)", what, i, got[i], want[i], tol)
-			return
-		}
-	}
 }
 
 // dot is Σ a_i·b_i.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 )
@@ -148,8 +150,8 @@ func TestEnergyMLPValueAndGradient(t *testing.T) {
 			for i, xi := range rows(x) {
 				e, _ := m.forward(xi)
 				want := centralDiff(func() float64 { e, _ := m.forward(xi); return e }, xi, 1e-5)
-				assertAllClose(t, fmt.Sprintf("E(x_%d)", i), got[0][i:i+1], []float64{e}, 1e-12)
-				assertAllClose(t, fmt.Sprintf("∇E(x_%d)", i), got[1][i*3:(i+1)*3], want, 1e-7)
+				testutil.AssertAllClose(t, fmt.Sprintf("E(x_%d)", i), got[0][i:i+1], []float64{e}, 1e-12)
+				testutil.AssertAllClose(t, fmt.Sprintf("∇E(x_%d)", i), got[1][i*3:(i+1)*3], want, 1e-7)
 			}
 		})
 	}
@@ -216,7 +218,7 @@ func TestEnergyMLPLaplacian(t *testing.T) {
 					xi[d] = orig
 					want += (up - 2*e0 + down) / (h * h)
 				}
-				assertAllClose(t, fmt.Sprintf("ΔE(x_%d)", i), got[0][i:i+1], []float64{want}, 1e-5)
+				testutil.AssertAllClose(t, fmt.Sprintf("ΔE(x_%d)", i), got[0][i:i+1], []float64{want}, 1e-5)
 			}
 
 			sumLaplacian := func() float64 {
@@ -233,7 +235,7 @@ func TestEnergyMLPLaplacian(t *testing.T) {
 				params[fmt.Sprintf("/layer_%d/biases", l)] = m.biases[l]
 			}
 			for i, name := range scopes {
-				assertAllClose(t, "∂ΣΔE/∂"+name, got[1+i], centralDiff(sumLaplacian, params[name], 1e-5), 1e-6)
+				testutil.AssertAllClose(t, "∂ΣΔE/∂"+name, got[1+i], centralDiff(sumLaplacian, params[name], 1e-5), 1e-6)
 			}
 		})
 	}
