@@ -1,4 +1,4 @@
-package atomicfile
+package atomicfile_test
 
 import (
 	"errors"
@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edlebm/edlebm/atomicfile"
+
+	"github.com/edlebm/edlebm/internal/testutil"
 )
 
 func TestWrite(t *testing.T) {
@@ -51,7 +55,7 @@ func TestWrite(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := Write(path, tc.write)
+			err := atomicfile.Write(path, tc.write)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("WriteFileAtomic error = %v, want %v", err, tc.wantErr)
 			}
@@ -65,27 +69,10 @@ func TestWrite(t *testing.T) {
 			if string(got) != tc.want {
 				t.Errorf("content = %q, want %q", got, tc.want)
 			}
-			checkOnlyFile(t, dir, "out.txt")
+			testutil.AssertOnlyFile(t, dir, "out.txt")
 			if info, err := os.Stat(path); err == nil && tc.wantErr == nil && info.Mode().Perm() != 0o644 {
 				t.Errorf("mode = %v, want 0644", info.Mode().Perm())
 			}
 		})
-	}
-}
-
-// checkOnlyFile fails unless dir holds exactly one entry, name: no
-// temporary files left behind.
-func checkOnlyFile(t *testing.T, dir, name string) {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(entries) != 1 || entries[0].Name() != name {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		t.Errorf("directory holds %v, want only %s", names, name)
 	}
 }

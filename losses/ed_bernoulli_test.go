@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 )
 
@@ -20,7 +22,7 @@ func TestBernoulliEnergyDiscrepancyMatchesNaiveLoop(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			const batch, dim = 4, 6
 			rng := rand.New(rand.NewPCG(11, 12))
-			a, b := randomArray(rng, 1, dim), randomArray(rng, 1, dim)
+			a, b := testutil.RandomArray(rng, 1, dim), testutil.RandomArray(rng, 1, dim)
 			x := bitsArray(rng, 0.5, batch, dim)
 			xi := bitsArray(rng, c.cfg.Epsilon, batch, dim)
 			xiPrime := bitsArray(rng, c.cfg.Epsilon, batch, c.cfg.M, dim)
@@ -30,7 +32,7 @@ func TestBernoulliEnergyDiscrepancyMatchesNaiveLoop(t *testing.T) {
 
 			var want float64
 			for i := range batch {
-				xRow := x.data[i*dim : (i+1)*dim]
+				xRow := x.Data[i*dim : (i+1)*dim]
 				var terms []float64
 				if c.cfg.W > 0 {
 					terms = append(terms, math.Log(c.cfg.W))
@@ -38,13 +40,13 @@ func TestBernoulliEnergyDiscrepancyMatchesNaiveLoop(t *testing.T) {
 				for j := range c.cfg.M {
 					y := make([]float64, dim)
 					for d := range dim {
-						flips := int(xi.data[i*dim+d]) + int(xiPrime.data[(i*c.cfg.M+j)*dim+d])
+						flips := int(xi.Data[i*dim+d]) + int(xiPrime.Data[(i*c.cfg.M+j)*dim+d])
 						y[d] = xRow[d]
 						if flips%2 == 1 {
 							y[d] = 1 - xRow[d]
 						}
 					}
-					terms = append(terms, quadraticNaive(a.data, b.data, xRow)-quadraticNaive(a.data, b.data, y))
+					terms = append(terms, quadraticNaive(a.Data, b.Data, xRow)-quadraticNaive(a.Data, b.Data, y))
 				}
 				want += logSumExpNaive(terms) - math.Log(float64(c.cfg.M))
 			}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -12,11 +14,11 @@ import (
 
 // edNaive computes the Gaussian energy discrepancy with plain loops.
 func edNaive(a, b []float64, x, xi, xiPrime array, cfg EDConfig) float64 {
-	batch, dim := x.dims[0], len(a)
+	batch, dim := x.Dims[0], len(a)
 	sqrtT := math.Sqrt(cfg.T)
 	var total float64
 	for i := range batch {
-		xi0 := x.data[i*dim : (i+1)*dim]
+		xi0 := x.Data[i*dim : (i+1)*dim]
 		ex := quadraticNaive(a, b, xi0)
 		var terms []float64
 		if cfg.W > 0 {
@@ -25,7 +27,7 @@ func edNaive(a, b []float64, x, xi, xiPrime array, cfg EDConfig) float64 {
 		for j := range cfg.M {
 			y := make([]float64, dim)
 			for d := range dim {
-				y[d] = xi0[d] + sqrtT*xi.data[i*dim+d] + sqrtT*xiPrime.data[(i*cfg.M+j)*dim+d]
+				y[d] = xi0[d] + sqrtT*xi.Data[i*dim+d] + sqrtT*xiPrime.Data[(i*cfg.M+j)*dim+d]
 			}
 			terms = append(terms, ex-quadraticNaive(a, b, y))
 		}
@@ -57,14 +59,14 @@ func (c edCase) inputs(rng *rand.Rand) (a, b, x, xi, xiPrime array) {
 	for _, d := range c.exampleDims {
 		dim *= d
 	}
-	a = randomArray(rng, 0.5, dim)
-	for i := range a.data {
-		a.data[i] = 0.5 + math.Abs(a.data[i])
+	a = testutil.RandomArray(rng, 0.5, dim)
+	for i := range a.Data {
+		a.Data[i] = 0.5 + math.Abs(a.Data[i])
 	}
-	b = randomArray(rng, 0.5, dim)
-	x = randomArray(rng, 1, append([]int{c.batch}, c.exampleDims...)...)
-	xi = randomArray(rng, 1, x.dims...)
-	xiPrime = randomArray(rng, 1, append([]int{c.batch, c.cfg.M}, c.exampleDims...)...)
+	b = testutil.RandomArray(rng, 0.5, dim)
+	x = testutil.RandomArray(rng, 1, append([]int{c.batch}, c.exampleDims...)...)
+	xi = testutil.RandomArray(rng, 1, x.Dims...)
+	xiPrime = testutil.RandomArray(rng, 1, append([]int{c.batch, c.cfg.M}, c.exampleDims...)...)
 	return
 }
 
@@ -76,7 +78,7 @@ func TestEnergyDiscrepancyMatchesNaiveLoop(t *testing.T) {
 			got := run(t, func(in []*Node) []*Node {
 				return []*Node{EnergyDiscrepancyWithNoise(quadratic(in[0], in[1]), in[2], in[3], in[4], c.cfg)}
 			}, a, b, x, xi, xiPrime)[0][0]
-			assertClose(t, "ED", got, edNaive(a.data, b.data, x, xi, xiPrime, c.cfg), 1e-9)
+			assertClose(t, "ED", got, edNaive(a.Data, b.Data, x, xi, xiPrime, c.cfg), 1e-9)
 		})
 	}
 }
@@ -91,14 +93,14 @@ func TestEnergyDiscrepancyGradientMatchesFiniteDifferences(t *testing.T) {
 				return Gradient(loss, in[0], in[1])
 			}, a, b, x, xi, xiPrime)
 			for p, param := range []array{a, b} {
-				for k := range param.data {
+				for k := range param.Data {
 					const h = 1e-6
-					orig := param.data[k]
-					param.data[k] = orig + h
-					up := edNaive(a.data, b.data, x, xi, xiPrime, c.cfg)
-					param.data[k] = orig - h
-					down := edNaive(a.data, b.data, x, xi, xiPrime, c.cfg)
-					param.data[k] = orig
+					orig := param.Data[k]
+					param.Data[k] = orig + h
+					up := edNaive(a.Data, b.Data, x, xi, xiPrime, c.cfg)
+					param.Data[k] = orig - h
+					down := edNaive(a.Data, b.Data, x, xi, xiPrime, c.cfg)
+					param.Data[k] = orig
 					assertClose(t, "∂ED/∂θ", out[p][k], (up-down)/(2*h), 1e-6)
 				}
 			}
@@ -111,9 +113,9 @@ func TestEnergyDiscrepancyGradientMatchesFiniteDifferences(t *testing.T) {
 func TestEnergyDiscrepancyLargeMApproachesClosedForm(t *testing.T) {
 	const sigma2, tVar, m = 1.5, 0.5, 40000
 	rng := rand.New(rand.NewPCG(5, 6))
-	x := array{[]float64{-1.2, 0.3, 2.0}, []int{3, 1}}
-	xi := array{[]float64{0.4, -0.7, 1.1}, []int{3, 1}}
-	xiPrime := randomArray(rng, 1, 3, m, 1)
+	x := array{Data: []float64{-1.2, 0.3, 2.0}, Dims: []int{3, 1}}
+	xi := array{Data: []float64{0.4, -0.7, 1.1}, Dims: []int{3, 1}}
+	xiPrime := testutil.RandomArray(rng, 1, 3, m, 1)
 	cfg := EDConfig{T: tVar, M: m, W: 0}
 	got := run(t, func(in []*Node) []*Node {
 		a := Const(in[0].Graph(), []float64{1 / sigma2})
@@ -121,8 +123,8 @@ func TestEnergyDiscrepancyLargeMApproachesClosedForm(t *testing.T) {
 		return []*Node{EnergyDiscrepancyWithNoise(quadratic(a, b), in[0], in[1], in[2], cfg)}
 	}, x, xi, xiPrime)[0][0]
 	var want float64
-	for i, xv := range x.data {
-		xBar := xv + math.Sqrt(tVar)*xi.data[i]
+	for i, xv := range x.Data {
+		xBar := xv + math.Sqrt(tVar)*xi.Data[i]
 		want += xv*xv/(2*sigma2) - xBar*xBar/(2*(sigma2+tVar)) + 0.5*math.Log(sigma2/(sigma2+tVar))
 	}
 	want /= 3
@@ -152,8 +154,8 @@ func TestEnergyDiscrepancyRecoversDataVariance(t *testing.T) {
 		logVar, avg := 0.0, 0.0
 		const steps, lr, batch = 400, 0.5, 1024
 		for step := range steps {
-			x := randomArray(rng, math.Sqrt(dataVar), batch, 1)
-			out, err := exec.Exec(logVar, x.tensor())
+			x := testutil.RandomArray(rng, math.Sqrt(dataVar), batch, 1)
+			out, err := exec.Exec(logVar, x.Tensor())
 			if err != nil {
 				t.Fatal(err)
 			}

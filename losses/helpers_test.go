@@ -8,68 +8,27 @@ import (
 	"github.com/edlebm/edlebm/internal/testutil"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 var testBackend = testutil.Backend
 
-// array is a float64 tensor given as flat data and dimensions.
-type array struct {
-	data []float64
-	dims []int
-}
-
-func (a array) tensor() *tensors.Tensor { return tensors.FromFlatDataAndDimensions(a.data, a.dims...) }
-
-// randomArray draws N(0,1) (scaled) values with the given dimensions.
-func randomArray(rng *rand.Rand, scale float64, dims ...int) array {
-	n := 1
-	for _, d := range dims {
-		n *= d
-	}
-	data := make([]float64, n)
-	for i := range data {
-		data[i] = scale * rng.NormFloat64()
-	}
-	return array{data, dims}
-}
+// array is the tests' float64 tensor.
+type array = testutil.Array
 
 // bitsArray draws 0/1 values with P(1) = p.
 func bitsArray(rng *rand.Rand, p float64, dims ...int) array {
-	a := randomArray(rng, 1, dims...)
-	for i := range a.data {
-		a.data[i] = 0
+	a := testutil.RandomArray(rng, 1, dims...)
+	for i := range a.Data {
+		a.Data[i] = 0
 		if rng.Float64() < p {
-			a.data[i] = 1
+			a.Data[i] = 1
 		}
 	}
 	return a
 }
 
-// run executes fn on the SimpleGo backend and returns its outputs as flat float64 slices.
-func run(t *testing.T, fn func(inputs []*Node) []*Node, inputs ...array) [][]float64 {
-	t.Helper()
-	exec, err := NewExec(testBackend(), fn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := make([]any, len(inputs))
-	for i, in := range inputs {
-		args[i] = in.tensor()
-	}
-	outs, err := exec.Exec(args...)
-	if err != nil {
-		t.Fatalf("%+v", err)
-	}
-	res := make([][]float64, len(outs))
-	for i, o := range outs {
-		res[i], err = tensors.CopyFlatData[float64](o)
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return res
-}
+// run executes fn on the test backend and returns its outputs as flat float64 slices.
+var run = testutil.Run
 
 // quadratic is E(x) = ½ Σ a_d x_d² + Σ b_d x_d per example, over the
 // flattened example; a and b are graph nodes so tests can differentiate

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -13,16 +15,16 @@ import (
 // Without noise, Langevin on E = x²/(2σ²) is x_k = x₀ (1 − s²/(2σ²))^k.
 func TestLangevinWithoutNoiseIsClosedFormGradientDescent(t *testing.T) {
 	const sigma2, s, steps = 0.8, 0.3, 7
-	x0 := array{[]float64{1, -2, 0.5, 3}, []int{2, 2}}
+	x0 := array{Data: []float64{1, -2, 0.5, 3}, Dims: []int{2, 2}}
 	ctx := context.New()
 	exec := context.MustNewExec(testBackend(), ctx, func(ctx *context.Context, x *Node) *Node {
 		a := Const(x.Graph(), []float64{1 / sigma2, 1 / sigma2})
 		b := Const(x.Graph(), []float64{0, 0})
 		return Langevin(ctx, quadratic(a, b), x, LangevinConfig{StepSize: s, Steps: steps, NoNoise: true})
 	})
-	got := tensors.MustCopyFlatData[float64](exec.MustExec(x0.tensor())[0])
+	got := tensors.MustCopyFlatData[float64](exec.MustExec(x0.Tensor())[0])
 	factor := math.Pow(1-s*s/(2*sigma2), steps)
-	for i, v := range x0.data {
+	for i, v := range x0.Data {
 		assertClose(t, "x_k", got[i], v*factor, 1e-12)
 	}
 }
@@ -41,8 +43,8 @@ func TestLangevinNoiseGivesClosedFormVariance(t *testing.T) {
 		b := Const(x.Graph(), []float64{0})
 		return Langevin(ctx, quadratic(a, b), x, LangevinConfig{StepSize: s, Steps: steps})
 	})
-	zeros := array{make([]float64, chains), []int{chains, 1}}
-	got := tensors.MustCopyFlatData[float64](exec.MustExec(zeros.tensor())[0])
+	zeros := array{Data: make([]float64, chains), Dims: []int{chains, 1}}
+	got := tensors.MustCopyFlatData[float64](exec.MustExec(zeros.Tensor())[0])
 	var mean, variance float64
 	for _, v := range got {
 		mean += v / chains
@@ -63,16 +65,16 @@ func TestLangevinNoiseGivesClosedFormVariance(t *testing.T) {
 
 func TestContrastiveDivergenceWithNegativesMatchesNaiveLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	a, b := randomArray(rng, 1, 3), randomArray(rng, 1, 3)
-	pos, neg := randomArray(rng, 1, 5, 3), randomArray(rng, 1, 5, 3)
+	a, b := testutil.RandomArray(rng, 1, 3), testutil.RandomArray(rng, 1, 3)
+	pos, neg := testutil.RandomArray(rng, 1, 5, 3), testutil.RandomArray(rng, 1, 5, 3)
 	for _, reg := range []float64{0, 0.3} {
 		got := run(t, func(in []*Node) []*Node {
 			return []*Node{ContrastiveDivergenceWithNegatives(quadratic(in[0], in[1]), in[2], in[3], reg)}
 		}, a, b, pos, neg)[0][0]
 		var want float64
 		for i := range 5 {
-			ep := quadraticNaive(a.data, b.data, pos.data[3*i:3*i+3])
-			en := quadraticNaive(a.data, b.data, neg.data[3*i:3*i+3])
+			ep := quadraticNaive(a.Data, b.Data, pos.Data[3*i:3*i+3])
+			en := quadraticNaive(a.Data, b.Data, neg.Data[3*i:3*i+3])
 			want += (ep - en + reg*(ep*ep+en*en)) / 5
 		}
 		assertClose(t, "CD loss", got, want, 1e-12)
@@ -85,17 +87,17 @@ func TestContrastiveDivergenceWithNegativesMatchesNaiveLoop(t *testing.T) {
 // x⁻ fixed (for E = ½ a x², ∂/∂a = ½ (mean x⁺² − mean x⁻²)).
 func TestContrastiveDivergenceStopsGradientThroughChains(t *testing.T) {
 	const s, steps, aVal = 0.5, 3, 1.3
-	pos := array{[]float64{0.5, -1, 2, 1.5}, []int{4, 1}}
+	pos := array{Data: []float64{0.5, -1, 2, 1.5}, Dims: []int{4, 1}}
 	ctx := context.New()
 	exec := context.MustNewExec(testBackend(), ctx, func(ctx *context.Context, a, x *Node) *Node {
 		b := Const(x.Graph(), []float64{0})
 		cfg := CDConfig{Langevin: LangevinConfig{StepSize: s, Steps: steps, NoNoise: true}}
 		return Gradient(ContrastiveDivergence(ctx, quadratic(a, b), x, cfg), a)[0]
 	})
-	got := tensors.MustCopyFlatData[float64](exec.MustExec([]float64{aVal}, pos.tensor())[0])[0]
+	got := tensors.MustCopyFlatData[float64](exec.MustExec([]float64{aVal}, pos.Tensor())[0])[0]
 	factor := math.Pow(1-s*s*aVal/2, steps)
 	var want float64
-	for _, v := range pos.data {
+	for _, v := range pos.Data {
 		want += 0.5 * (v*v - v*factor*v*factor) / 4
 	}
 	assertClose(t, "∂CD/∂a", got, want, 1e-12)

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 )
 
@@ -39,11 +41,11 @@ func softplusEnergyNaive(c, x []float64) float64 {
 // scoreMatchingByFiniteDifferences computes mean ½‖∇E‖² − ΔE with central
 // differences of the energy.
 func scoreMatchingByFiniteDifferences(energy func([]float64) float64, x array) float64 {
-	batch, dim := x.dims[0], x.dims[1]
+	batch, dim := x.Dims[0], x.Dims[1]
 	const h = 1e-4
 	var total float64
 	for i := range batch {
-		p := append([]float64(nil), x.data[i*dim:(i+1)*dim]...)
+		p := append([]float64(nil), x.Data[i*dim:(i+1)*dim]...)
 		e0 := energy(p)
 		for d := range dim {
 			orig := p[d]
@@ -63,16 +65,16 @@ func scoreMatchingByFiniteDifferences(energy func([]float64) float64, x array) f
 func TestScoreMatchingOfGaussianIsClosedForm(t *testing.T) {
 	// E = ½ Σ a_d x_d² + b·x: ∇E = a⊙x + b, ΔE = Σ a_d.
 	rng := rand.New(rand.NewPCG(31, 32))
-	a, b := array{[]float64{0.5, 2, 1.5}, []int{3}}, randomArray(rng, 1, 3)
-	x := randomArray(rng, 1, 6, 3)
+	a, b := array{Data: []float64{0.5, 2, 1.5}, Dims: []int{3}}, testutil.RandomArray(rng, 1, 3)
+	x := testutil.RandomArray(rng, 1, 6, 3)
 	got := run(t, func(in []*Node) []*Node {
 		return []*Node{ScoreMatching(quadratic(in[0], in[1]), in[2])}
 	}, a, b, x)[0][0]
 	var want float64
 	for i := range 6 {
 		for d := range 3 {
-			g := a.data[d]*x.data[3*i+d] + b.data[d]
-			want += (0.5*g*g - a.data[d]) / 6
+			g := a.Data[d]*x.Data[3*i+d] + b.Data[d]
+			want += (0.5*g*g - a.Data[d]) / 6
 		}
 	}
 	assertClose(t, "SM", got, want, 1e-12)
@@ -80,12 +82,12 @@ func TestScoreMatchingOfGaussianIsClosedForm(t *testing.T) {
 
 func TestScoreMatchingMatchesFiniteDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
-	c := array{[]float64{1.5, -0.7, 0.9}, []int{3}}
-	x := randomArray(rng, 1, 5, 3)
+	c := array{Data: []float64{1.5, -0.7, 0.9}, Dims: []int{3}}
+	x := testutil.RandomArray(rng, 1, 5, 3)
 	got := run(t, func(in []*Node) []*Node {
 		return []*Node{ScoreMatching(softplusEnergy(in[0]), in[1])}
 	}, c, x)[0][0]
-	want := scoreMatchingByFiniteDifferences(func(p []float64) float64 { return softplusEnergyNaive(c.data, p) }, x)
+	want := scoreMatchingByFiniteDifferences(func(p []float64) float64 { return softplusEnergyNaive(c.Data, p) }, x)
 	assertClose(t, "SM", got, want, 1e-5)
 }
 
@@ -94,8 +96,8 @@ func TestScoreMatchingMatchesFiniteDifferences(t *testing.T) {
 // the (finite-difference) loss.
 func TestScoreMatchingParameterGradientMatchesFiniteDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 36))
-	c := array{[]float64{1.5, -0.7}, []int{2}}
-	x := randomArray(rng, 1, 4, 2)
+	c := array{Data: []float64{1.5, -0.7}, Dims: []int{2}}
+	x := testutil.RandomArray(rng, 1, 4, 2)
 	grad := run(t, func(in []*Node) []*Node {
 		return Gradient(ScoreMatching(softplusEnergy(in[0]), in[1]), in[0])
 	}, c, x)[0]
@@ -104,14 +106,14 @@ func TestScoreMatchingParameterGradientMatchesFiniteDifferences(t *testing.T) {
 			return []*Node{ScoreMatching(softplusEnergy(in[0]), in[1])}
 		}, c, x)[0][0]
 	}
-	for k := range c.data {
+	for k := range c.Data {
 		const h = 1e-5
-		orig := c.data[k]
-		c.data[k] = orig + h
+		orig := c.Data[k]
+		c.Data[k] = orig + h
 		up := loss()
-		c.data[k] = orig - h
+		c.Data[k] = orig - h
 		down := loss()
-		c.data[k] = orig
+		c.Data[k] = orig
 		assertClose(t, "∂SM/∂c", grad[k], (up-down)/(2*h), 1e-6)
 	}
 }
@@ -120,8 +122,8 @@ func TestSlicedScoreMatchingMatchesNaiveLoop(t *testing.T) {
 	// Quadratic energy: vᵀ∇²E v = Σ a_d v_d², vᵀ∇E = Σ v_d (a_d x_d + b_d).
 	rng := rand.New(rand.NewPCG(37, 38))
 	const k, batch, dim = 3, 4, 2
-	a, b := array{[]float64{0.7, 1.9}, []int{dim}}, randomArray(rng, 1, dim)
-	x, v := randomArray(rng, 1, batch, dim), randomArray(rng, 1, k, batch, dim)
+	a, b := array{Data: []float64{0.7, 1.9}, Dims: []int{dim}}, testutil.RandomArray(rng, 1, dim)
+	x, v := testutil.RandomArray(rng, 1, batch, dim), testutil.RandomArray(rng, 1, k, batch, dim)
 	for _, vr := range []bool{false, true} {
 		got := run(t, func(in []*Node) []*Node {
 			return []*Node{SlicedScoreMatchingWithProjections(quadratic(in[0], in[1]), in[2], in[3], vr)}
@@ -131,9 +133,9 @@ func TestSlicedScoreMatchingMatchesNaiveLoop(t *testing.T) {
 			for i := range batch {
 				var vHv, vg, gg float64
 				for d := range dim {
-					vd := v.data[(p*batch+i)*dim+d]
-					g := a.data[d]*x.data[i*dim+d] + b.data[d]
-					vHv += a.data[d] * vd * vd
+					vd := v.Data[(p*batch+i)*dim+d]
+					g := a.Data[d]*x.Data[i*dim+d] + b.Data[d]
+					vHv += a.Data[d] * vd * vd
 					vg += vd * g
 					gg += g * g
 				}
@@ -151,16 +153,16 @@ func TestSlicedScoreMatchingMatchesNaiveLoop(t *testing.T) {
 func TestDenoisingScoreMatchingMatchesNaiveLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(39, 40))
 	const batch, dim, sigma = 5, 2, 0.3
-	a, b := array{[]float64{0.7, 1.9}, []int{dim}}, randomArray(rng, 1, dim)
-	x, xi := randomArray(rng, 1, batch, dim), randomArray(rng, 1, batch, dim)
+	a, b := array{Data: []float64{0.7, 1.9}, Dims: []int{dim}}, testutil.RandomArray(rng, 1, dim)
+	x, xi := testutil.RandomArray(rng, 1, batch, dim), testutil.RandomArray(rng, 1, batch, dim)
 	got := run(t, func(in []*Node) []*Node {
 		return []*Node{DenoisingScoreMatchingWithNoise(quadratic(in[0], in[1]), in[2], in[3], sigma)}
 	}, a, b, x, xi)[0][0]
 	var want float64
 	for i := range batch {
 		for d := range dim {
-			noisy := x.data[i*dim+d] + sigma*xi.data[i*dim+d]
-			r := xi.data[i*dim+d]/sigma - (a.data[d]*noisy + b.data[d])
+			noisy := x.Data[i*dim+d] + sigma*xi.Data[i*dim+d]
+			r := xi.Data[i*dim+d]/sigma - (a.Data[d]*noisy + b.Data[d])
 			want += 0.5 * r * r / batch
 		}
 	}

@@ -17,10 +17,10 @@ import (
 // input pixel adds kernel-weighted copies of itself to the outputs it
 // reaches. x is [B,H,W,Cin], kernel [kH,kW,Cin,Cout], bias [Cout] or nil.
 func naiveConvT(x, kernel array, bias []float64, stride, padding int) array {
-	b, h, w, cin := x.dims[0], x.dims[1], x.dims[2], x.dims[3]
-	kh, kw, cout := kernel.dims[0], kernel.dims[1], kernel.dims[3]
+	b, h, w, cin := x.Dims[0], x.Dims[1], x.Dims[2], x.Dims[3]
+	kh, kw, cout := kernel.Dims[0], kernel.Dims[1], kernel.Dims[3]
 	ho, wo := (h-1)*stride-2*padding+kh, (w-1)*stride-2*padding+kw
-	out := array{make([]float64, b*ho*wo*cout), []int{b, ho, wo, cout}}
+	out := array{Data: make([]float64, b*ho*wo*cout), Dims: []int{b, ho, wo, cout}}
 	for n := range b {
 		for i := range h {
 			for j := range w {
@@ -31,9 +31,9 @@ func naiveConvT(x, kernel array, bias []float64, stride, padding int) array {
 							continue
 						}
 						for c := range cin {
-							v := x.data[((n*h+i)*w+j)*cin+c]
+							v := x.Data[((n*h+i)*w+j)*cin+c]
 							for o := range cout {
-								out.data[((n*ho+y)*wo+xx)*cout+o] += v * kernel.data[((p*kw+q)*cin+c)*cout+o]
+								out.Data[((n*ho+y)*wo+xx)*cout+o] += v * kernel.Data[((p*kw+q)*cin+c)*cout+o]
 							}
 						}
 					}
@@ -42,8 +42,8 @@ func naiveConvT(x, kernel array, bias []float64, stride, padding int) array {
 		}
 	}
 	if bias != nil {
-		for i := range out.data {
-			out.data[i] += bias[i%cout]
+		for i := range out.Data {
+			out.Data[i] += bias[i%cout]
 		}
 	}
 	return out
@@ -73,14 +73,14 @@ func TestConvTranspose2DForward(t *testing.T) {
 			name := fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d/%s", tc.k, kw, tc.stride, tc.padding, tc.h, tc.w, impl)
 			t.Run(name, func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(1, uint64(tc.k*100+tc.h)))
-				x := randomArray(rng, 1, 2, tc.h, tc.w, 3)
-				kernel := randomArray(rng, 1, tc.k, kw, 3, 2)
-				bias := randomArray(rng, 1, 2)
+				x := testutil.RandomArray(rng, 1, 2, tc.h, tc.w, 3)
+				kernel := testutil.RandomArray(rng, 1, tc.k, kw, 3, 2)
+				bias := testutil.RandomArray(rng, 1, 2)
 				got := run(t, func(in []*Node) []*Node {
 					return []*Node{ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)}
 				}, x, kernel, bias)[0]
-				want := naiveConvT(x, kernel, bias.data, tc.stride, tc.padding)
-				testutil.AssertAllClose(t, "output", got, want.data, 1e-12)
+				want := naiveConvT(x, kernel, bias.Data, tc.stride, tc.padding)
+				testutil.AssertAllClose(t, "output", got, want.Data, 1e-12)
 			})
 		}
 	}
@@ -96,20 +96,20 @@ func TestConvTranspose2DGradients(t *testing.T) {
 			name := fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d/%s", tc.k, kw, tc.stride, tc.padding, tc.h, tc.w, impl)
 			t.Run(name, func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(2, uint64(tc.k*100+tc.h)))
-				x := randomArray(rng, 1, 2, tc.h, tc.w, 3)
-				kernel := randomArray(rng, 1, tc.k, kw, 3, 2)
-				bias := randomArray(rng, 1, 2)
-				dims := naiveConvT(x, kernel, nil, tc.stride, tc.padding).dims
-				r := randomArray(rng, 1, dims...)
+				x := testutil.RandomArray(rng, 1, 2, tc.h, tc.w, 3)
+				kernel := testutil.RandomArray(rng, 1, tc.k, kw, 3, 2)
+				bias := testutil.RandomArray(rng, 1, 2)
+				dims := naiveConvT(x, kernel, nil, tc.stride, tc.padding).Dims
+				r := testutil.RandomArray(rng, 1, dims...)
 
 				got := run(t, func(in []*Node) []*Node {
 					loss := ReduceAllSum(Mul(in[3], ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)))
 					return Gradient(loss, in[0], in[1], in[2])
 				}, x, kernel, bias, r)
 
-				loss := func() float64 { return dot(r.data, naiveConvT(x, kernel, bias.data, tc.stride, tc.padding).data) }
+				loss := func() float64 { return dot(r.Data, naiveConvT(x, kernel, bias.Data, tc.stride, tc.padding).Data) }
 				for i, wrt := range []array{x, kernel, bias} {
-					want := centralDiff(loss, wrt.data, 1e-3)
+					want := centralDiff(loss, wrt.Data, 1e-3)
 					testutil.AssertAllClose(t, []string{"dL/dx", "dL/dkernel", "dL/dbias"}[i], got[i], want, 1e-8)
 				}
 			})
@@ -126,10 +126,10 @@ func TestConvTranspose2DSecondOrderGather(t *testing.T) {
 		kw := max(tc.kw, tc.k)
 		t.Run(fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d", tc.k, kw, tc.stride, tc.padding, tc.h, tc.w), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(9, uint64(tc.k*100+tc.h)))
-			x := randomArray(rng, 1, 1, tc.h, tc.w, 2)
-			kernel := randomArray(rng, 1, tc.k, kw, 2, 2)
-			r := randomArray(rng, 1, naiveConvT(x, kernel, nil, tc.stride, tc.padding).dims...)
-			s := randomArray(rng, 1, x.dims...)
+			x := testutil.RandomArray(rng, 1, 1, tc.h, tc.w, 2)
+			kernel := testutil.RandomArray(rng, 1, tc.k, kw, 2, 2)
+			r := testutil.RandomArray(rng, 1, naiveConvT(x, kernel, nil, tc.stride, tc.padding).Dims...)
+			s := testutil.RandomArray(rng, 1, x.Dims...)
 
 			got := run(t, func(in []*Node) []*Node {
 				loss := ReduceAllSum(Mul(in[2], ConvTranspose2D(in[0], in[1], nil, tc.stride, tc.padding, ConvTGather)))
@@ -139,14 +139,14 @@ func TestConvTranspose2DSecondOrderGather(t *testing.T) {
 
 			outer := func() float64 {
 				// L is linear in x, so its central differences are exact.
-				gx := centralDiff(func() float64 { return dot(r.data, naiveConvT(x, kernel, nil, tc.stride, tc.padding).data) }, x.data, 1)
+				gx := centralDiff(func() float64 { return dot(r.Data, naiveConvT(x, kernel, nil, tc.stride, tc.padding).Data) }, x.Data, 1)
 				var sum float64
 				for i, v := range gx {
-					sum += s.data[i] * v * v
+					sum += s.Data[i] * v * v
 				}
 				return sum
 			}
-			testutil.AssertAllClose(t, "∂(Σ s⊙g²)/∂K", got, centralDiff(outer, kernel.data, 1e-3), 1e-7)
+			testutil.AssertAllClose(t, "∂(Σ s⊙g²)/∂K", got, centralDiff(outer, kernel.Data, 1e-3), 1e-7)
 		})
 	}
 }

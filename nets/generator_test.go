@@ -59,9 +59,9 @@ func TestGeneratorPresetShapes(t *testing.T) {
 
 // naiveLeaky is LeakyReLU in place.
 func naiveLeaky(a array, slope float64) array {
-	for i, v := range a.data {
+	for i, v := range a.Data {
 		if v < 0 {
-			a.data[i] = slope * v
+			a.Data[i] = slope * v
 		}
 	}
 	return a
@@ -70,17 +70,17 @@ func naiveLeaky(a array, slope float64) array {
 // naiveGenerator runs cfg's layers in plain loops with the variables that
 // Generator created in ctx.
 func naiveGenerator(t *testing.T, ctx *context.Context, cfg GeneratorConfig, z array) array {
-	x := array{z.data, []int{z.dims[0], 1, 1, cfg.Nz}}
+	x := array{Data: z.Data, Dims: []int{z.Dims[0], 1, 1, cfg.Nz}}
 	for i, l := range cfg.Layers {
 		if i > 0 {
 			x = naiveLeaky(x, 0.2)
 		}
 		scope := ctx.In(fmt.Sprintf("layer_%d", i)).Scope()
-		kernel := array{variableData(t, ctx, scope, "weights"), []int{l.Kernel, l.Kernel, x.dims[3], l.Out}}
+		kernel := array{Data: variableData(t, ctx, scope, "weights"), Dims: []int{l.Kernel, l.Kernel, x.Dims[3], l.Out}}
 		x = naiveConvT(x, kernel, variableData(t, ctx, scope, "biases"), l.Stride, l.Padding)
 	}
-	for i := range x.data {
-		x.data[i] = math.Tanh(x.data[i])
+	for i := range x.Data {
+		x.Data[i] = math.Tanh(x.Data[i])
 	}
 	return x
 }
@@ -94,9 +94,9 @@ func TestGeneratorForward(t *testing.T) {
 	for _, impl := range []ConvTImpl{ConvTGather, ConvTNative} {
 		t.Run(string(impl), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(6, 6))
-			z := randomArray(rng, 1, 2, cfg.Nz)
+			z := testutil.RandomArray(rng, 1, 2, cfg.Nz)
 			h, w, c := cfg.OutputShape()
-			target := randomArray(rng, 0.5, 2, h, w, c)
+			target := testutil.RandomArray(rng, 0.5, 2, h, w, c)
 			ctx := context.New()
 			ctx.SetParam(ParamConvTImpl, string(impl))
 			got := runCtx(t, ctx, func(ctx *context.Context, in []*Node) []*Node {
@@ -106,10 +106,10 @@ func TestGeneratorForward(t *testing.T) {
 			}, z, target)
 
 			want := naiveGenerator(t, ctx, cfg, z)
-			if want.dims[1] != h || want.dims[2] != w || want.dims[3] != c {
-				t.Errorf("OutputShape() = %d×%d×%d, naive loops give %v", h, w, c, want.dims)
+			if want.Dims[1] != h || want.Dims[2] != w || want.Dims[3] != c {
+				t.Errorf("OutputShape() = %d×%d×%d, naive loops give %v", h, w, c, want.Dims)
 			}
-			testutil.AssertAllClose(t, "image", got[0], want.data, 1e-12)
+			testutil.AssertAllClose(t, "image", got[0], want.Data, 1e-12)
 			for i, v := range got[0] {
 				if !(v > -1 && v < 1) {
 					t.Fatalf("pixel %d = %v, outside (−1, 1)", i, v)
@@ -117,12 +117,12 @@ func TestGeneratorForward(t *testing.T) {
 			}
 			sqErr := func() float64 {
 				var s float64
-				for i, v := range naiveGenerator(t, ctx, cfg, z).data {
-					s += (target.data[i] - v) * (target.data[i] - v)
+				for i, v := range naiveGenerator(t, ctx, cfg, z).Data {
+					s += (target.Data[i] - v) * (target.Data[i] - v)
 				}
 				return s
 			}
-			testutil.AssertAllClose(t, "∇_z‖x − G(z)‖²", got[1], centralDiff(sqErr, z.data, 1e-5), 1e-7)
+			testutil.AssertAllClose(t, "∇_z‖x − G(z)‖²", got[1], centralDiff(sqErr, z.Data, 1e-5), 1e-7)
 		})
 	}
 }
@@ -142,7 +142,7 @@ func TestGeneratorInit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	runCtx(t, ctx, func(ctx *context.Context, in []*Node) []*Node {
 		return []*Node{Generator(ctx, in[0], cfg)}
-	}, randomArray(rng, 1, 1, cfg.Nz))
+	}, testutil.RandomArray(rng, 1, 1, cfg.Nz))
 
 	cin := cfg.Nz
 	for i, l := range cfg.Layers {

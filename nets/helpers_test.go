@@ -19,36 +19,11 @@ import (
 // cores (each holds a worker slot while waiting for another).
 var testBackend = testutil.Backend
 
-// array is a float64 tensor given as flat row-major data and dimensions.
-type array struct {
-	data []float64
-	dims []int
-}
-
-func (a array) tensor() *tensors.Tensor { return tensors.FromFlatDataAndDimensions(a.data, a.dims...) }
-
-// randomArray draws N(0, scale²) values with the given dimensions.
-func randomArray(rng *rand.Rand, scale float64, dims ...int) array {
-	n := 1
-	for _, d := range dims {
-		n *= d
-	}
-	data := make([]float64, n)
-	for i := range data {
-		data[i] = scale * rng.NormFloat64()
-	}
-	return array{data, dims}
-}
+// array is the tests' float64 tensor.
+type array = testutil.Array
 
 // run executes fn on the test backend and returns its outputs as flat float64 slices.
-func run(t testing.TB, fn func(inputs []*Node) []*Node, inputs ...array) [][]float64 {
-	t.Helper()
-	exec, err := NewExec(testBackend(), fn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return execFlat(t, exec, inputs)
-}
+var run = testutil.Run
 
 // runCtx is run for graph functions of a context, whose variables are
 // initialised on first use.
@@ -58,29 +33,7 @@ func runCtx(t testing.TB, ctx *context.Context, fn func(ctx *context.Context, in
 	if err != nil {
 		t.Fatal(err)
 	}
-	return execFlat(t, exec, inputs)
-}
-
-// execFlat runs exec (a graph or context Exec) on inputs and flattens its outputs.
-func execFlat(t testing.TB, exec interface {
-	Exec(args ...any) ([]*tensors.Tensor, error)
-}, inputs []array) [][]float64 {
-	t.Helper()
-	args := make([]any, len(inputs))
-	for i, in := range inputs {
-		args[i] = in.tensor()
-	}
-	outs, err := exec.Exec(args...)
-	if err != nil {
-		t.Fatalf("%+v", err)
-	}
-	res := make([][]float64, len(outs))
-	for i, o := range outs {
-		if res[i], err = tensors.CopyFlatData[float64](o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return res
+	return testutil.ExecFlat(t, exec, inputs...)
 }
 
 // centralDiff returns the finite-difference gradient of f with respect to
@@ -135,7 +88,7 @@ func randomizeVariables(t testing.TB, ctx *context.Context, rng *rand.Rand, scal
 		if v.Shape().DType != dtypes.Float64 {
 			continue
 		}
-		if err := v.SetValue(randomArray(rng, scale, v.Shape().Dimensions...).tensor()); err != nil {
+		if err := v.SetValue(testutil.RandomArray(rng, scale, v.Shape().Dimensions...).Tensor()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -115,10 +115,10 @@ func (m naiveMLP) forward(x []float64) (energy, laplacian float64) {
 
 // rows splits flat [n, dim] data into examples.
 func rows(a array) [][]float64 {
-	n, dim := a.dims[0], a.dims[1]
+	n, dim := a.Dims[0], a.Dims[1]
 	out := make([][]float64, n)
 	for i := range out {
-		out[i] = a.data[i*dim : (i+1)*dim]
+		out[i] = a.Data[i*dim : (i+1)*dim]
 	}
 	return out
 }
@@ -136,7 +136,7 @@ func TestEnergyMLPValueAndGradient(t *testing.T) {
 	for _, cfg := range mlpCases {
 		t.Run(cfg.Activation, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, uint64(len(cfg.Hidden))))
-			x := randomArray(rng, 1.5, 4, 3)
+			x := testutil.RandomArray(rng, 1.5, 4, 3)
 			ctx := context.New()
 			build := func(ctx *context.Context, in []*Node) []*Node {
 				e := EnergyMLP(ctx, in[0], cfg)
@@ -184,7 +184,7 @@ func TestEnergyMLPLaplacian(t *testing.T) {
 	for _, cfg := range []MLPConfig{mlpCases[0], mlpCases[2], mlpCases[3]} {
 		t.Run(cfg.Activation, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(4, uint64(len(cfg.Hidden))))
-			x := randomArray(rng, 1.5, 3, 2)
+			x := testutil.RandomArray(rng, 1.5, 3, 2)
 			ctx := context.New()
 			var scopes []string
 			build := func(ctx *context.Context, in []*Node) []*Node {
@@ -289,7 +289,7 @@ func TestMLPPresets(t *testing.T) {
 			rng := rand.New(rand.NewPCG(5, 5))
 			got := runCtx(t, ctx, func(ctx *context.Context, in []*Node) []*Node {
 				return []*Node{EnergyMLP(ctx, in[0], tc.cfg)}
-			}, randomArray(rng, 1, 3, tc.in))
+			}, testutil.RandomArray(rng, 1, 3, tc.in))
 			if len(got[0]) != 3 {
 				t.Errorf("got %d energies for 3 examples", len(got[0]))
 			}

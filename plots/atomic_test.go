@@ -5,24 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// checkOnlyFile fails unless dir holds exactly one entry, name: no
-// temporary files left behind.
-func checkOnlyFile(t *testing.T, dir, name string) {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(entries) != 1 || entries[0].Name() != name {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		t.Errorf("directory holds %v, want only %s", names, name)
-	}
-}
+	"github.com/edlebm/edlebm/internal/testutil"
+)
 
 // TestWritersAtomic runs every writer into a fresh directory (only the
 // target must remain) and into unusable directories (the error must name the
@@ -47,7 +32,7 @@ func TestWritersAtomic(t *testing.T) {
 			if err := w.write(filepath.Join(dir, "out")); err != nil {
 				t.Fatalf("writing into a fresh directory: %v", err)
 			}
-			checkOnlyFile(t, dir, "out")
+			testutil.AssertOnlyFile(t, dir, "out")
 
 			blocker := filepath.Join(dir, "file")
 			if err := os.WriteFile(blocker, nil, 0o644); err != nil {

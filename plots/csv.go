@@ -3,9 +3,10 @@ package plots
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/edlebm/edlebm/atomicfile"
 	"io"
 	"strconv"
+
+	"github.com/edlebm/edlebm/atomicfile"
 )
 
 // WriteCSV atomically writes a CSV file with one header line and one line

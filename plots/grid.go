@@ -2,13 +2,14 @@ package plots
 
 import (
 	"fmt"
-	"github.com/edlebm/edlebm/atomicfile"
 	"image"
 	"image/color"
 	"image/draw"
 	"image/png"
 	"io"
 	"math"
+
+	"github.com/edlebm/edlebm/atomicfile"
 )
 
 // tilePad is the gap, in pixels, between neighbouring tiles of a grid.

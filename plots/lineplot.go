@@ -2,9 +2,10 @@ package plots
 
 import (
 	"fmt"
-	"github.com/edlebm/edlebm/atomicfile"
 	"io"
 	"math"
+
+	"github.com/edlebm/edlebm/atomicfile"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"

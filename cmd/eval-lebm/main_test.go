@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/lebm"
@@ -72,22 +74,11 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	}
 }
 
-func writeIDX(t *testing.T, path string, dims ...int) {
-	t.Helper()
-	size := 1
-	for _, d := range dims {
-		size *= d
-	}
-	if err := mnist.WriteIDX(path, dims, make([]byte, size)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestBadInput(t *testing.T) {
 	runDir := savedRun(t)
 	wrongSize := t.TempDir()
-	writeIDX(t, filepath.Join(wrongSize, "t10k-images-idx3-ubyte"), 8, 32, 32)
-	writeIDX(t, filepath.Join(wrongSize, "t10k-labels-idx1-ubyte"), 8)
+	testutil.WriteBlankIDX(t, filepath.Join(wrongSize, "t10k-images-idx3-ubyte"), 8, 32, 32)
+	testutil.WriteBlankIDX(t, filepath.Join(wrongSize, "t10k-labels-idx1-ubyte"), 8)
 	cases := []struct {
 		name, run, dataDir, mention string
 	}{

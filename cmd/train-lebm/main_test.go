@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/internal/testutil"
+
 	"github.com/edlebm/edlebm/lebm"
 )
 
@@ -106,25 +107,14 @@ func TestTrainOnFashionMNISTSliceAndResume(t *testing.T) {
 	}
 }
 
-func writeIDX(t *testing.T, path string, dims ...int) {
-	t.Helper()
-	size := 1
-	for _, d := range dims {
-		size *= d
-	}
-	if err := mnist.WriteIDX(path, dims, make([]byte, size)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
 	// A data folder of 32×32 images: the wrong size for the mnist generator.
 	wrongSize := t.TempDir()
 	for _, split := range []struct{ images, labels string }{
 		{"train-images-idx3-ubyte", "train-labels-idx1-ubyte"}, {"t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"},
 	} {
-		writeIDX(t, filepath.Join(wrongSize, split.images), 8, 32, 32)
-		writeIDX(t, filepath.Join(wrongSize, split.labels), 8)
+		testutil.WriteBlankIDX(t, filepath.Join(wrongSize, split.images), 8, 32, 32)
+		testutil.WriteBlankIDX(t, filepath.Join(wrongSize, split.labels), 8)
 	}
 	// A finished run whose checkpoint later runs must not overwrite.
 	trained := t.TempDir()

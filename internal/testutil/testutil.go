@@ -5,13 +5,18 @@ package testutil
 
 import (
 	"math"
+	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/janpfeifer/must"
 
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets/mnist"
 )
 
 // Backend is the SimpleGo backend (backend.SimpleGo), created once.
@@ -31,5 +36,92 @@ func AssertAllClose(t testing.TB, what string, got, want []float64, tol float64)
 			t.Errorf("%s[%d] = %.10g, want %.10g (tolerance %g)", what, i, got[i], want[i], tol)
 			return
 		}
+	}
+}
+
+// Array is a float64 tensor given as flat row-major data and dimensions.
+type Array struct {
+	Data []float64
+	Dims []int
+}
+
+// Tensor returns the array as a GoMLX tensor.
+func (a Array) Tensor() *tensors.Tensor { return tensors.FromFlatDataAndDimensions(a.Data, a.Dims...) }
+
+// RandomArray draws N(0, scale²) values with the given dimensions.
+func RandomArray(rng *rand.Rand, scale float64, dims ...int) Array {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	data := make([]float64, n)
+	for i := range data {
+		data[i] = scale * rng.NormFloat64()
+	}
+	return Array{data, dims}
+}
+
+// Executor is a compiled graph, of package graph or context.
+type Executor interface {
+	Exec(args ...any) ([]*tensors.Tensor, error)
+}
+
+// ExecFlat runs exec on inputs and returns its outputs as flat float64 slices.
+func ExecFlat(t testing.TB, exec Executor, inputs ...Array) [][]float64 {
+	t.Helper()
+	args := make([]any, len(inputs))
+	for i, in := range inputs {
+		args[i] = in.Tensor()
+	}
+	outs, err := exec.Exec(args...)
+	if err != nil {
+		t.Fatalf("%+v", err)
+	}
+	res := make([][]float64, len(outs))
+	for i, o := range outs {
+		if res[i], err = tensors.CopyFlatData[float64](o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res
+}
+
+// Run compiles the graph function fn on Backend and runs it on inputs.
+func Run(t testing.TB, fn func(inputs []*graph.Node) []*graph.Node, inputs ...Array) [][]float64 {
+	t.Helper()
+	exec, err := graph.NewExec(Backend(), fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ExecFlat(t, exec, inputs...)
+}
+
+// AssertOnlyFile fails t unless dir holds exactly one entry, name: no
+// temporary files left behind by an atomic write.
+func AssertOnlyFile(t testing.TB, dir, name string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != name {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %v, want only %s", names, name)
+	}
+}
+
+// WriteBlankIDX writes an all-zero unsigned-byte IDX file with the given
+// dimensions: a data set of the right format and shape for command tests.
+func WriteBlankIDX(t testing.TB, path string, dims ...int) {
+	t.Helper()
+	size := 1
+	for _, d := range dims {
+		size *= d
+	}
+	if err := mnist.WriteIDX(path, dims, make([]byte, size)); err != nil {
+		t.Fatal(err)
 	}
 }
