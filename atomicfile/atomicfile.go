@@ -5,6 +5,7 @@ package atomicfile
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -53,4 +54,13 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// WriteJSON writes v as indented JSON, with Write's guarantees.
+func WriteJSON(path string, v any) error {
+	return Write(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	})
 }

@@ -76,3 +76,25 @@ func TestWrite(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v.json")
+	if err := atomicfile.WriteJSON(path, map[string]float64{"b": 2, "a": 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"a\": 0.5,\n  \"b\": 2\n}\n"; string(got) != want {
+		t.Errorf("WriteJSON wrote %q, want %q", got, want)
+	}
+	// A value JSON cannot encode leaves no file behind.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := atomicfile.WriteJSON(bad, func() {}); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("WriteJSON(func) error = %v, want one naming %s", err, bad)
+	}
+	if _, err := os.Stat(bad); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("failed WriteJSON left %s behind (stat: %v)", bad, err)
+	}
+}

@@ -26,7 +26,7 @@ import (
 const (
 	latestFile  = "LATEST"
 	stepPrefix  = "step-"
-	keep        = 2
+	defaultKeep = 2
 	tmpPrefix   = ".tmp-"
 	stepPattern = stepPrefix + "%09d"
 )
@@ -36,6 +36,15 @@ const (
 // two. A dir holding files that are not checkpoints is refused, so nothing
 // else is overwritten.
 func Save(ctx *context.Context, dir string, step int64) error {
+	return SaveKeeping(ctx, dir, step, defaultKeep)
+}
+
+// SaveKeeping is Save keeping the newest keep (≥ 1) checkpoints, for
+// snapshots that are evaluated later (see List and LoadPath).
+func SaveKeeping(ctx *context.Context, dir string, step int64, keep int) error {
+	if keep < 1 {
+		return fmt.Errorf("checkpoint: saving to %s: keep %d checkpoints, want ≥ 1", dir, keep)
+	}
 	if err := checkDir(dir); err != nil {
 		return err
 	}
@@ -74,7 +83,7 @@ func Save(ctx *context.Context, dir string, step int64) error {
 	if err := syncDir(dir); err != nil {
 		return err
 	}
-	return prune(dir, name)
+	return prune(dir, name, keep)
 }
 
 // Load reads the checkpoint dir/LATEST names into ctx: variables (created
@@ -84,6 +93,12 @@ func Load(ctx *context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
+	return LoadPath(ctx, path)
+}
+
+// LoadPath reads one checkpoint folder (as returned by Latest or List) into
+// ctx.
+func LoadPath(ctx *context.Context, path string) error {
 	if _, err := checkpoints.Load(ctx).Dir(path).Immediate().Done(); err != nil {
 		return fmt.Errorf("checkpoint %s is unreadable or corrupt: %w", path, err)
 	}
@@ -111,6 +126,28 @@ func Latest(dir string) (string, error) {
 	return path, nil
 }
 
+// List returns the complete checkpoints in dir, oldest first, up to the
+// one LATEST names (a newer folder is the leftover of a save cut short).
+func List(dir string) ([]string, error) {
+	latest, err := Latest(dir)
+	if err != nil {
+		return nil, err
+	}
+	newest := filepath.Base(latest)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: listing: %w", err)
+	}
+	var paths []string
+	for _, e := range entries {
+		if n := e.Name(); e.IsDir() && strings.HasPrefix(n, stepPrefix) && n <= newest {
+			paths = append(paths, filepath.Join(dir, n))
+		}
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
 // checkDir refuses a folder with anything but checkpoints in it.
 func checkDir(dir string) error {
 	entries, err := os.ReadDir(dir)
@@ -131,7 +168,7 @@ func checkDir(dir string) error {
 
 // prune removes all but the newest keep checkpoints and any
 // temporary leftovers of interrupted saves.
-func prune(dir, newest string) error {
+func prune(dir, newest string, keep int) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("checkpoint: saving: %w", err)

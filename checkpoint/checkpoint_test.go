@@ -56,3 +56,47 @@ func TestSaveRefusesForeignFiles(t *testing.T) {
 		t.Errorf("Save into a folder with thesis.tex: %v, want a refusal naming it", err)
 	}
 }
+
+func TestSaveKeepingListAndLoadPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "snapshots")
+	ctx := context.New()
+	w := ctx.VariableWithValue("w", []float32{0})
+	for step := int64(10); step <= 60; step += 10 {
+		w.MustSetValue(tensors.FromValue([]float32{float32(step)}))
+		if err := SaveKeeping(ctx, dir, step, 4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A folder newer than LATEST (a save cut short before LATEST moved) is
+	// not a complete checkpoint.
+	if err := os.Mkdir(filepath.Join(dir, "step-000000070"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	if want := []string{"step-000000030", "step-000000040", "step-000000050", "step-000000060"}; !slices.Equal(names, want) {
+		t.Fatalf("List = %v, want %v", names, want)
+	}
+	for i, p := range paths {
+		loaded := context.New()
+		if err := LoadPath(loaded, p); err != nil {
+			t.Fatal(err)
+		}
+		got := tensors.MustCopyFlatData[float32](loaded.GetVariableByScopeAndName("/", "w").MustValue())
+		if want := float32(30 + 10*i); got[0] != want {
+			t.Errorf("LoadPath(%s): w = %v, want %v", names[i], got[0], want)
+		}
+	}
+	if err := SaveKeeping(ctx, dir, 80, 0); err == nil || !strings.Contains(err.Error(), "keep 0") {
+		t.Errorf("SaveKeeping(keep 0) error = %v, want one naming keep 0", err)
+	}
+	if _, err := List(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("List(missing folder) error = %v, want os.ErrNotExist", err)
+	}
+}

@@ -216,3 +216,18 @@ func addIdentity(s mat.Symmetric, eps float64) *mat.SymDense {
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// FrechetDistanceToStats is the Fréchet distance between the Gaussian
+// statistics of n feature vectors (features, n·len(mu) values one vector
+// after another) and the reference statistics mu, sigma — FID of a sample
+// against cached training-set statistics.
+func FrechetDistanceToStats(features []float64, mu []float64, sigma mat.Symmetric) (float64, error) {
+	if len(mu) == 0 || len(features)%len(mu) != 0 {
+		return 0, fmt.Errorf("eval: Fréchet distance: %d feature values are not whole vectors of the reference statistics' dimension %d", len(features), len(mu))
+	}
+	m, s, err := GaussianStatsFlat(features, len(mu))
+	if err != nil {
+		return 0, err
+	}
+	return FrechetDistance(m, s, mu, sigma)
+}

@@ -361,3 +361,29 @@ func TestFrechetDistanceSingularRandom(t *testing.T) {
 		}
 	}
 }
+
+func TestFrechetDistanceToStats(t *testing.T) {
+	// One dimension: samples 1, 2, 3, 4 have mean 2.5 and unbiased variance
+	// 5/3; against N(0, 1) the distance is 2.5² + 5/3 + 1 − 2√(5/3).
+	ref := mat.NewSymDense(1, []float64{1})
+	got, err := FrechetDistanceToStats([]float64{1, 2, 3, 4}, []float64{0}, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 6.25 + 5.0/3 + 1 - 2*math.Sqrt(5.0/3); math.Abs(got-want) > 1e-12 {
+		t.Errorf("FrechetDistanceToStats = %v, want %v", got, want)
+	}
+	for _, tc := range []struct {
+		name     string
+		features []float64
+		want     string
+	}{
+		{"ragged", []float64{1, 2, 3}, "not whole vectors"},
+		{"too few samples", []float64{1, 2, 3, 4}, "want n > dim"},
+	} {
+		_, err := FrechetDistanceToStats(tc.features, []float64{0, 0}, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}

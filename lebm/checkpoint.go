@@ -13,13 +13,18 @@ import (
 // both models' variables, both optimizers' state, epoch, global step and the
 // random number generator state — into dir, atomically (see package
 // checkpoint), keeping the previous one too.
-func (m *Model) Save(dir string) (err error) {
+func (m *Model) Save(dir string) error { return m.SaveKeeping(dir, 2) }
+
+// SaveKeeping is Save keeping the newest keep checkpoints in dir: snapshots
+// (one per epoch, say) that are evaluated later with Checkpoints and
+// LoadCheckpoint.
+func (m *Model) SaveKeeping(dir string, keep int) (err error) {
 	defer recoverError(&err, "saving to "+dir)
 	step, err := m.GlobalStep()
 	if err != nil {
 		return err
 	}
-	if err := checkpoint.Save(m.ctx, dir, step); err != nil {
+	if err := checkpoint.SaveKeeping(m.ctx, dir, step, keep); err != nil {
 		return fmt.Errorf("lebm: %w", err)
 	}
 	return nil
@@ -29,14 +34,28 @@ func (m *Model) Save(dir string) (err error) {
 // its Config comes from the checkpoint, and training resumes where it
 // stopped (optimizer moments, epoch, global step and random number
 // generator state included).
-func Load(backend backends.Backend, dir string) (m *Model, err error) {
-	defer recoverError(&err, "loading from "+dir)
+func Load(backend backends.Backend, dir string) (*Model, error) {
+	path, err := checkpoint.Latest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lebm: %w", err)
+	}
+	return LoadCheckpoint(backend, path)
+}
+
+// Checkpoints lists the complete checkpoints in dir, oldest first, for
+// LoadCheckpoint.
+func Checkpoints(dir string) ([]string, error) { return checkpoint.List(dir) }
+
+// LoadCheckpoint is Load from one checkpoint folder (dir/step-N, as listed
+// by Checkpoints).
+func LoadCheckpoint(backend backends.Backend, path string) (m *Model, err error) {
+	defer recoverError(&err, "loading from "+path)
 	ctx := context.New()
-	if err := checkpoint.Load(ctx, dir); err != nil {
+	if err := checkpoint.LoadPath(ctx, path); err != nil {
 		return nil, fmt.Errorf("lebm: %w", err)
 	}
 	if m, err = NewFromContext(backend, ctx); err != nil {
-		return nil, fmt.Errorf("lebm: checkpoint in %s: %w", dir, err)
+		return nil, fmt.Errorf("lebm: checkpoint %s: %w", path, err)
 	}
 	// Loaded variables come back trainable; only the two models' are.
 	for v := range ctx.IterVariables() {

@@ -9,7 +9,14 @@
 //     autocorrelation (PNG);
 //   - prior and posterior interpolation grids (PNG);
 //   - with -anomaly-holdout K, for a run trained with that option: the
-//     anomaly score of the held-out-class test split and its AUPRC;
+//     anomaly score of the held-out-class test split and its AUPRC, for the
+//     latest checkpoint or, with -anomaly-checkpoints N, averaged over the
+//     last N end-of-epoch snapshots (train-lebm -keep-epochs), as the paper
+//     does;
+//   - with -classifier DIR (a train-classifier output folder): the
+//     classifier-FID of -fid-samples generated images (500-step prior
+//     Langevin) against the classifier's training-set statistics, and a
+//     grid of samples;
 //
 // and writes the numbers to summary.json in -out.
 //
@@ -17,18 +24,18 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"path/filepath"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
@@ -48,16 +55,27 @@ type summary struct {
 	SplitRHat            float64 `json:"split_r_hat"`
 	FinalMeanEnergy      float64 `json:"final_mean_energy"`
 	// AnomalyHeldOut is the held-out class (-1: no anomaly evaluation).
-	AnomalyHeldOut int     `json:"anomaly_held_out"`
-	AnomalyImages  int     `json:"anomaly_images,omitempty"`
-	AnomalyAUPRC   float64 `json:"anomaly_auprc,omitempty"`
+	AnomalyHeldOut int `json:"anomaly_held_out"`
+	AnomalyImages  int `json:"anomaly_images,omitempty"`
+	// AnomalyAUPRC is the mean of AnomalyAUPRCs, one per checkpoint of
+	// AnomalyCheckpoints.
+	AnomalyAUPRC       float64   `json:"anomaly_auprc,omitempty"`
+	AnomalyAUPRCs      []float64 `json:"anomaly_auprcs,omitempty"`
+	AnomalyCheckpoints []string  `json:"anomaly_checkpoints,omitempty"`
+	// ClassifierFID compares FIDSamples generated images with the
+	// training set in the features of the classifier in Classifier.
+	Classifier    string  `json:"classifier,omitempty"`
+	FIDSamples    int     `json:"fid_samples,omitempty"`
+	ClassifierFID float64 `json:"classifier_fid,omitempty"`
 }
 
 // options are the command's flags.
 type options struct {
 	runDir, dataDir, out, backend             string
 	reconN, batch, chains, chainSteps, maxLag int
-	anomalyHoldout, anomalyN                  int
+	anomalyHoldout, anomalyN, anomalyCkpts    int
+	classifierDir                             string
+	fidSamples                                int
 	interpRows, interpSteps                   int
 }
 
@@ -74,6 +92,9 @@ func main() {
 	flag.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
 	flag.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "the class the run was trained without (train-lebm -anomaly-holdout): score its anomaly-detection test split and report AUPRC; -1: skip")
 	flag.IntVar(&o.anomalyN, "anomaly-n", 0, "score an evenly spaced subset of this many anomaly test images (0: all)")
+	flag.IntVar(&o.anomalyCkpts, "anomaly-checkpoints", 0, "average the anomaly AUPRC over the last N end-of-epoch snapshots in RUN/epochs (train-lebm -keep-epochs); 0: the latest checkpoint only")
+	flag.StringVar(&o.classifierDir, "classifier", "", "train-classifier output folder: compute the classifier-FID of generated samples")
+	flag.IntVar(&o.fidSamples, "fid-samples", 5000, "generated images for the classifier-FID")
 	flag.IntVar(&o.interpRows, "interp-rows", 8, "rows of the prior and posterior interpolation grids")
 	flag.IntVar(&o.interpSteps, "interp-steps", 10, "images per interpolation row (endpoints included)")
 	flag.Parse()
@@ -87,6 +108,9 @@ func run(o options) error {
 	reconN, batch, chains, chainSteps, maxLag := o.reconN, o.batch, o.chains, o.chainSteps, o.maxLag
 	if runDir == "" {
 		return fmt.Errorf("flag -run: the train-lebm output folder is required")
+	}
+	if o.classifierDir != "" && o.fidSamples < 2 {
+		return fmt.Errorf("-fid-samples %d: want at least 2 (and more than the classifier's feature dimensions)", o.fidSamples)
 	}
 	if o.interpRows < 1 || o.interpSteps < 2 {
 		return fmt.Errorf("-interp-rows must be ≥ 1 and -interp-steps ≥ 2 (got %d, %d)", o.interpRows, o.interpSteps)
@@ -149,7 +173,8 @@ func run(o options) error {
 		s.ReconstructionMSE += d * d / float64(len(recon))
 	}
 	s.ReconstructionImages = reconN
-	if err := plots.WriteImagePairs(filepath.Join(out, "reconstructions.png"), test.Pixels[:64*size], recon[:64*size], 64, h, w, c, 8); err != nil {
+	shown := min(64, reconN)
+	if err := plots.WriteImagePairs(filepath.Join(out, "reconstructions.png"), test.Pixels[:shown*size], recon[:shown*size], shown, h, w, c, 8); err != nil {
 		return err
 	}
 
@@ -157,10 +182,17 @@ func run(o options) error {
 		return err
 	}
 	if o.anomalyHoldout >= 0 {
-		if err := scoreAnomalies(model, o, &s); err != nil {
+		if err := scoreAnomalies(b, model, o, &s); err != nil {
 			return fmt.Errorf("flag -anomaly-holdout: %w", err)
 		}
-		fmt.Printf("anomaly detection, class %d held out: AUPRC %.4f on %d test images\n", o.anomalyHoldout, s.AnomalyAUPRC, s.AnomalyImages)
+		fmt.Printf("anomaly detection, class %d held out: AUPRC %.4f on %d test images (mean over %d checkpoints)\n",
+			o.anomalyHoldout, s.AnomalyAUPRC, s.AnomalyImages, len(s.AnomalyAUPRCs))
+	}
+	if o.classifierDir != "" {
+		if err := classifierFID(b, model, o, out, &s); err != nil {
+			return fmt.Errorf("flag -classifier: %w", err)
+		}
+		fmt.Printf("classifier-FID %.4f (%d samples)\n", s.ClassifierFID, s.FIDSamples)
 	}
 
 	energies, err := model.PriorChainEnergies(chains, chainSteps, 50)
@@ -172,11 +204,7 @@ func run(o options) error {
 	}
 	fmt.Printf("reconstruction MSE %.5f on %d test images; prior chains: R̂ %.4f, split R̂ %.4f\n",
 		s.ReconstructionMSE, reconN, s.RHat, s.SplitRHat)
-	return atomicfile.Write(filepath.Join(out, "summary.json"), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
-	})
+	return atomicfile.WriteJSON(filepath.Join(out, "summary.json"), s)
 }
 
 // diagnose plots the energy profile and autocorrelation of the chains and
@@ -237,19 +265,61 @@ func diagnose(out string, energies [][]float64, maxLag int, s *summary) error {
 
 // scoreAnomalies rebuilds the run's anomaly-detection split, scores (an
 // evenly spaced subset of) its test images with lebm's anomaly score and
-// computes the AUPRC with anomalies as positives.
-func scoreAnomalies(model *lebm.Model, o options, s *summary) error {
-	train, err := mnist.Load(o.dataDir, "train")
+// computes the AUPRC with anomalies as positives: for model, or for each of
+// the last o.anomalyCkpts epoch snapshots, averaged.
+func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, s *summary) error {
+	images, labels, err := anomalyTestSet(o)
 	if err != nil {
 		return err
+	}
+	s.AnomalyImages = images.N
+	if o.anomalyCkpts <= 0 {
+		auprc, err := anomalyAUPRC(model, images, labels, o.batch)
+		if err != nil {
+			return err
+		}
+		s.AnomalyAUPRC, s.AnomalyAUPRCs, s.AnomalyCheckpoints = auprc, []float64{auprc}, []string{s.Checkpoint}
+		return nil
+	}
+	snapshots := filepath.Join(o.runDir, "epochs")
+	paths, err := lebm.Checkpoints(snapshots)
+	if err != nil {
+		return fmt.Errorf("-anomaly-checkpoints %d: %w (train with -keep-epochs)", o.anomalyCkpts, err)
+	}
+	if len(paths) < o.anomalyCkpts {
+		return fmt.Errorf("-anomaly-checkpoints %d: %s holds only %d snapshots", o.anomalyCkpts, snapshots, len(paths))
+	}
+	s.AnomalyAUPRC = 0
+	for _, path := range paths[len(paths)-o.anomalyCkpts:] {
+		snapshot, err := lebm.LoadCheckpoint(b, path)
+		if err != nil {
+			return err
+		}
+		auprc, err := anomalyAUPRC(snapshot, images, labels, o.batch)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("anomaly AUPRC %.4f at %s\n", auprc, path)
+		s.AnomalyAUPRCs, s.AnomalyCheckpoints = append(s.AnomalyAUPRCs, auprc), append(s.AnomalyCheckpoints, path)
+		s.AnomalyAUPRC += auprc / float64(o.anomalyCkpts)
+	}
+	return nil
+}
+
+// anomalyTestSet returns the (subset of the) anomaly-detection test split
+// to score, a whole number of batches, and which images are anomalies.
+func anomalyTestSet(o options) (*datasets.Images, []bool, error) {
+	train, err := mnist.Load(o.dataDir, "train")
+	if err != nil {
+		return nil, nil, err
 	}
 	test, err := mnist.Load(o.dataDir, "test")
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	split, err := datasets.PaperAnomalySplit(train, test, o.anomalyHoldout)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	n := split.Test.N
 	if o.anomalyN > 0 && o.anomalyN < n {
@@ -257,7 +327,7 @@ func scoreAnomalies(model *lebm.Model, o options, s *summary) error {
 	}
 	n = n / o.batch * o.batch
 	if n == 0 {
-		return fmt.Errorf("-batch %d exceeds the %d test images to score", o.batch, min(o.anomalyN, split.Test.N))
+		return nil, nil, fmt.Errorf("-batch %d exceeds the %d test images to score", o.batch, min(o.anomalyN, split.Test.N))
 	}
 	indices := make([]int, n)
 	for i := range indices {
@@ -265,28 +335,77 @@ func scoreAnomalies(model *lebm.Model, o options, s *summary) error {
 	}
 	images, err := split.Test.Subset(indices)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	labels := make([]bool, n)
 	for i, j := range indices {
 		labels[i] = split.Anomalous[j]
 	}
+	return images, labels, nil
+}
+
+// anomalyAUPRC scores images with model and returns the AUPRC.
+func anomalyAUPRC(model *lebm.Model, images *datasets.Images, labels []bool, batch int) (float64, error) {
 	size := images.ImageSize()
 	var scores []float64
-	for start := 0; start < n; start += o.batch {
-		x := tensors.FromFlatDataAndDimensions(images.Pixels[start*size:(start+o.batch)*size], o.batch, images.Height, images.Width, images.Channels)
+	for start := 0; start < images.N; start += batch {
+		x := tensors.FromFlatDataAndDimensions(images.Pixels[start*size:(start+batch)*size], batch, images.Height, images.Width, images.Channels)
 		y, err := model.AnomalyScore(x)
 		x.FinalizeAll()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for _, v := range tensors.MustCopyFlatData[float32](y) {
 			scores = append(scores, float64(v))
 		}
 		y.FinalizeAll()
 	}
-	s.AnomalyImages = n
-	s.AnomalyAUPRC, err = eval.AUPRC(scores, labels)
+	return eval.AUPRC(scores, labels)
+}
+
+// classifierFID generates o.fidSamples images in batches, writes a grid of
+// the first 64 and compares their classifier features with the training
+// statistics cached beside the classifier.
+func classifierFID(b backends.Backend, model *lebm.Model, o options, out string, s *summary) error {
+	clf, err := classifier.Load(b, filepath.Join(o.classifierDir, "checkpoint"))
+	if err != nil {
+		return err
+	}
+	mu, sigma, err := eval.LoadStats(filepath.Join(o.classifierDir, classifier.StatsFile))
+	if err != nil {
+		return err
+	}
+	if len(mu) != clf.Config().FeatureDim() {
+		return fmt.Errorf("%s has %d-d statistics but the classifier's features are %d-d; rerun train-classifier", classifier.StatsFile, len(mu), clf.Config().FeatureDim())
+	}
+	h, w, c := model.Config().Generator.OutputShape()
+	if cfg := clf.Config(); cfg.Height != h || cfg.Width != w || cfg.Channels != c {
+		return fmt.Errorf("the classifier takes %d×%d×%d images, the checkpoint's generator makes %d×%d×%d", cfg.Height, cfg.Width, cfg.Channels, h, w, c)
+	}
+	if o.fidSamples <= len(mu) {
+		return fmt.Errorf("-fid-samples %d: want more samples than the %d feature dimensions for a usable covariance", o.fidSamples, len(mu))
+	}
+	samples := &datasets.Images{Name: "generated", N: o.fidSamples, Height: h, Width: w, Channels: c}
+	for len(samples.Pixels) < o.fidSamples*h*w*c {
+		n := min(o.batch, o.fidSamples-len(samples.Pixels)/(h*w*c))
+		x, err := model.Generate(n)
+		if err != nil {
+			return err
+		}
+		samples.Pixels = append(samples.Pixels, tensors.MustCopyFlatData[float32](x)...)
+		x.FinalizeAll()
+		fmt.Printf("\rgenerated %d/%d", len(samples.Pixels)/(h*w*c), o.fidSamples)
+	}
+	fmt.Println()
+	if err := plots.WriteImageGrid(filepath.Join(out, "samples.png"), samples.Pixels[:min(64, o.fidSamples)*h*w*c], min(64, o.fidSamples), h, w, c, 8); err != nil {
+		return err
+	}
+	ev, err := clf.Evaluate(samples, o.batch)
+	if err != nil {
+		return err
+	}
+	s.Classifier, s.FIDSamples = o.classifierDir, o.fidSamples
+	s.ClassifierFID, err = eval.FrechetDistanceToStats(ev.Features, mu, sigma)
 	return err
 }
 

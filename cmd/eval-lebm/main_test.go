@@ -10,8 +10,13 @@ import (
 
 	"github.com/edlebm/edlebm/internal/testutil"
 
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
 )
 
@@ -32,20 +37,87 @@ func savedRun(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := model.PriorSample(1); err != nil { // creates the variables
+	if _, err := model.Generate(1); err != nil { // creates the variables
 		t.Fatal(err)
 	}
 	run := t.TempDir()
+	// Two end-of-epoch snapshots as train-lebm -keep-epochs writes them, the
+	// first with a different generator (every parameter shifted, so it
+	// ranks the test images differently); the
+	// second is the model also saved as the run's checkpoint.
+	shift := func(delta float32) {
+		for v := range model.Context().IterVariables() {
+			if strings.HasPrefix(v.Scope(), "/"+lebm.GeneratorScope) {
+				values := tensors.MustCopyFlatData[float32](v.MustValue())
+				for i := range values {
+					values[i] += delta
+				}
+				v.MustSetValue(tensors.FromFlatDataAndDimensions(values, v.Shape().Dimensions...))
+			}
+		}
+	}
+	shift(0.1)
+	if err := model.SaveKeeping(filepath.Join(run, "epochs"), 5); err != nil {
+		t.Fatal(err)
+	}
+	shift(-0.1)
+	setStep(t, model, 1)
+	if err := model.SaveKeeping(filepath.Join(run, "epochs"), 5); err != nil {
+		t.Fatal(err)
+	}
 	if err := model.Save(filepath.Join(run, "checkpoint")); err != nil {
 		t.Fatal(err)
 	}
 	return run
 }
 
+// setStep sets the model's global step, which names its checkpoints.
+func setStep(t *testing.T, model *lebm.Model, step int64) {
+	t.Helper()
+	optimizers.GetGlobalStepVar(model.Context()).MustSetValue(tensors.FromScalar(step))
+}
+
+// classifierRun writes an (untrained) small classifier and its training
+// statistics as train-classifier would.
+func classifierRun(t *testing.T, hidden []int) string {
+	t.Helper()
+	cfg := classifier.DefaultConfig()
+	cfg.Hidden = hidden
+	clf, err := classifier.New(testutil.Backend(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, err := mnist.Load(mnist.DefaultFashionDir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if train, err = train.Subset([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := clf.Evaluate(train, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu, sigma, err := eval.GaussianStatsFlat(ev.Features, cfg.FeatureDim())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := clf.Save(filepath.Join(dir, "checkpoint")); err != nil {
+		t.Fatal(err)
+	}
+	if err := eval.SaveStats(filepath.Join(dir, classifier.StatsFile), mu, sigma); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func TestEvaluatesACheckpoint(t *testing.T) {
 	runDir := savedRun(t)
-	if err := run(options{runDir: runDir, dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 64, batch: 32,
-		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: 1, anomalyN: 64, interpRows: 2, interpSteps: 4}); err != nil {
+	opts := options{runDir: runDir, dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 64, batch: 32,
+		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: 1, anomalyN: 64, interpRows: 2, interpSteps: 4,
+		anomalyCkpts: 2, classifierDir: classifierRun(t, []int{16, 8}), fidSamples: 40}
+	if err := run(opts); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(runDir, "eval", "summary.json"))
@@ -67,10 +139,35 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if s.AnomalyHeldOut != 1 || s.AnomalyImages != 64 || !(s.AnomalyAUPRC > 0 && s.AnomalyAUPRC <= 1) {
 		t.Errorf("summary %+v: want an AUPRC in (0, 1] over 64 images with class 1 held out", s)
 	}
-	for _, name := range []string{"reconstructions.png", "energy_profile.png", "autocorrelation.png", "prior_interpolation.png", "posterior_interpolation.png"} {
+	for _, name := range []string{"reconstructions.png", "energy_profile.png", "autocorrelation.png", "prior_interpolation.png", "posterior_interpolation.png", "samples.png"} {
 		if _, err := os.Stat(filepath.Join(runDir, "eval", name)); err != nil {
 			t.Errorf("missing output: %v", err)
 		}
+	}
+	if s.FIDSamples != 40 || !(s.ClassifierFID > 0) || math.IsInf(s.ClassifierFID, 0) {
+		t.Errorf("summary %+v: want a finite positive classifier-FID of 40 samples", s)
+	}
+
+	// The AUPRC is the mean over the two snapshots, which differ, and the
+	// newest snapshot's equals what the run's checkpoint alone gives.
+	a := s.AnomalyAUPRCs
+	if len(a) != 2 || len(s.AnomalyCheckpoints) != 2 || a[0] == a[1] || math.Abs(s.AnomalyAUPRC-(a[0]+a[1])/2) > 1e-12 {
+		t.Fatalf("summary AUPRC %v over %v (%v): want the mean of two different values", s.AnomalyAUPRC, s.AnomalyCheckpoints, a)
+	}
+	opts.anomalyCkpts, opts.classifierDir, opts.out = 0, "", t.TempDir()
+	if err := run(opts); err != nil {
+		t.Fatal(err)
+	}
+	var latest summary
+	data, err = os.ReadFile(filepath.Join(opts.out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &latest); err != nil {
+		t.Fatal(err)
+	}
+	if latest.AnomalyAUPRC != a[1] {
+		t.Errorf("the latest checkpoint's AUPRC is %v, the newest snapshot's %v: want them equal", latest.AnomalyAUPRC, a[1])
 	}
 }
 
@@ -90,6 +187,28 @@ func TestBadInput(t *testing.T) {
 		err := run(options{runDir: c.run, dataDir: c.dataDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2})
 		if err == nil || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.mention)
+		}
+	}
+
+	wideClassifier := classifierRun(t, []int{16, 24})
+	for _, c := range []struct {
+		name    string
+		edit    func(*options)
+		mention []string
+	}{
+		{"more snapshots than saved", func(o *options) { o.anomalyHoldout, o.anomalyN, o.anomalyCkpts = 1, 8, 3 }, []string{"-anomaly-checkpoints 3", "only 2"}},
+		{"no classifier there", func(o *options) { o.classifierDir = t.TempDir() }, []string{"-classifier", "no checkpoint"}},
+		{"too few FID samples", func(o *options) { o.classifierDir = wideClassifier }, []string{"-fid-samples 16", "24 feature dimensions"}},
+		{"one FID sample", func(o *options) { o.classifierDir, o.fidSamples = wideClassifier, 1 }, []string{"-fid-samples 1"}},
+	} {
+		o := options{runDir: runDir, dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100,
+			maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2, fidSamples: 16, out: t.TempDir()}
+		c.edit(&o)
+		err := run(o)
+		for _, m := range c.mention {
+			if err == nil || !strings.Contains(err.Error(), m) {
+				t.Errorf("%s: error %v, want one mentioning %q", c.name, err, m)
+			}
 		}
 	}
 }

@@ -21,6 +21,7 @@ type options struct {
 	epochs, batch, trainSize    int
 	anomalyHoldout              int
 	gridN, reconN               int
+	keepEpochs                  int
 	checkpointEvery             time.Duration
 }
 
@@ -42,6 +43,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "anomaly-detection protocol: pool train and test, hold this class out, train on 80 % of the rest (seed 42); -1: off")
 	fs.IntVar(&o.gridN, "grid", 64, "generated images in each epoch's sample grid")
 	fs.IntVar(&o.reconN, "recon", 32, "test images in each epoch's reconstruction grid")
+	fs.IntVar(&o.keepEpochs, "keep-epochs", 0, "also snapshot the model at the end of each epoch into OUT/"+epochsDir+", keeping the last N (eval-lebm averages anomaly AUPRC over them); 0: off")
 	fs.DurationVar(&o.checkpointEvery, "checkpoint-every", 10*time.Minute, "also checkpoint this often within an epoch")
 
 	// Model settings: registered after -data is known, so defaults follow the data set.
@@ -78,9 +80,9 @@ func parseFlags(args []string) (options, error) {
 	if o.out == "" {
 		o.out = filepath.Join("runs", o.data+"-"+cfg.Method)
 	}
-	if o.epochs < 1 || o.batch < 1 || o.trainSize < 0 || o.gridN < 1 || o.reconN < 1 || o.checkpointEvery <= 0 {
-		return o, fmt.Errorf("-epochs, -batch, -grid, -recon must be ≥ 1, -train-size ≥ 0 and -checkpoint-every > 0 (got %d, %d, %d, %d, %d, %s)",
-			o.epochs, o.batch, o.gridN, o.reconN, o.trainSize, o.checkpointEvery)
+	if o.epochs < 1 || o.batch < 1 || o.trainSize < 0 || o.gridN < 1 || o.reconN < 1 || o.checkpointEvery <= 0 || o.keepEpochs < 0 {
+		return o, fmt.Errorf("-epochs, -batch, -grid, -recon must be ≥ 1, -train-size and -keep-epochs ≥ 0 and -checkpoint-every > 0 (got %d, %d, %d, %d, %d, %d, %s)",
+			o.epochs, o.batch, o.gridN, o.reconN, o.trainSize, o.keepEpochs, o.checkpointEvery)
 	}
 	return o, nil
 }

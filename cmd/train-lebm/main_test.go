@@ -62,8 +62,19 @@ func mean(v []float64) float64 {
 // second run resumes where the first stopped.
 func TestTrainOnFashionMNISTSliceAndResume(t *testing.T) {
 	out := t.TempDir()
-	if err := runCommand(t, quickFlags(out, "10")); err != nil {
+	if err := runCommand(t, quickFlags(out, "10", "-keep-epochs", "3")); err != nil {
 		t.Fatal(err)
+	}
+	snapshots, err := lebm.Checkpoints(filepath.Join(out, "epochs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range snapshots {
+		names = append(names, filepath.Base(p))
+	}
+	if want := []string{"step-000000032", "step-000000036", "step-000000040"}; !slices.Equal(names, want) {
+		t.Errorf("-keep-epochs 3 left snapshots %v, want the last three epochs' %v", names, want)
 	}
 	recs := readMetrics(t, out)
 	if len(recs) != 40 {

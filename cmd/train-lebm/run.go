@@ -28,6 +28,10 @@ import (
 	"github.com/edlebm/edlebm/plots"
 )
 
+// epochsDir is the folder under -out of the per-epoch snapshots
+// (-keep-epochs), which eval-lebm reads.
+const epochsDir = "epochs"
+
 // stepRecord is one line of metrics.jsonl.
 type stepRecord struct {
 	Step              int64   `json:"step"`
@@ -150,6 +154,11 @@ func run(o options, stop <-chan os.Signal) error {
 			}
 			if err := save(); err != nil {
 				return err
+			}
+			if o.keepEpochs > 0 {
+				if err := model.SaveKeeping(filepath.Join(o.out, epochsDir), o.keepEpochs); err != nil {
+					return err
+				}
 			}
 		} else if time.Since(lastCheckpoint) > o.checkpointEvery {
 			if err := save(); err != nil {

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/classifier"
+	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/internal/testutil"
+)
+
+func readSummary(t *testing.T, out string) summary {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// On a 1,000-image slice of Fashion-MNIST the classifier learns far above
+// chance, caches 128-d training statistics, and a longer second run resumes.
+func TestTrainsCachesStatisticsAndResumes(t *testing.T) {
+	out := t.TempDir()
+	o := options{dataDir: mnist.DefaultFashionDir, out: out, backend: "go", epochs: 2, batch: 100, trainN: 1000}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	s := readSummary(t, out)
+	if s.Steps != 20 || s.FeatureDim != 128 {
+		t.Errorf("summary %+v: want 20 steps and 128-d features", s)
+	}
+	// Chance is 0.1; two epochs on 1,000 images reach ≈ 0.7.
+	if s.TestAccuracy < 0.55 {
+		t.Errorf("test accuracy %.3f after 2 epochs on 1,000 images, want ≥ 0.55", s.TestAccuracy)
+	}
+	// The test split's FID is small next to that of a different image set:
+	// the same statistics against the training features of one class only.
+	mu, sigma, err := eval.LoadStats(filepath.Join(out, classifier.StatsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mu) != 128 || !(s.TestFID > 0) {
+		t.Fatalf("statistics of dimension %d and test FID %v: want 128 and > 0", len(mu), s.TestFID)
+	}
+	clf, err := classifier.Load(testutil.Backend(), filepath.Join(out, "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, err := mnist.Load(mnist.DefaultFashionDir, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oneClass []int
+	for i, l := range train.Labels {
+		if l == 1 && len(oneClass) < 500 {
+			oneClass = append(oneClass, i)
+		}
+	}
+	trousers, err := train.Subset(oneClass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := clf.Evaluate(trousers, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classFID, err := eval.FrechetDistanceToStats(ev.Features, mu, sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if classFID < 5*s.TestFID {
+		t.Errorf("FID of trousers only %.3f vs test split %.3f: want the one-class set ≥ 5× farther", classFID, s.TestFID)
+	}
+
+	o.epochs = 3
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	if s := readSummary(t, out); s.Steps != 30 {
+		t.Errorf("after resuming to 3 epochs the classifier took %d steps, want 30", s.Steps)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    options
+		want string
+	}{
+		{"no data", options{dataDir: "/no/such/dir", epochs: 1, batch: 10}, "/no/such/dir"},
+		{"zero epochs", options{dataDir: mnist.DefaultFashionDir, epochs: 0, batch: 10}, "-epochs"},
+	} {
+		tc.o.out, tc.o.backend = t.TempDir(), "go"
+		if err := run(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}
