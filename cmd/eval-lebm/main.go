@@ -8,6 +8,8 @@
 //     chains' energies over the second half of the run, and their
 //     autocorrelation (PNG);
 //   - prior and posterior interpolation grids (PNG);
+//   - with -attribute NAME, for CelebA runs: the attribute-manipulation
+//     grid, test images' posterior latents moved along z_with − z_without;
 //   - with -anomaly-holdout K, for a run trained with that option: the
 //     anomaly score of the held-out-class test split and its AUPRC, for the
 //     latest checkpoint or, with -anomaly-checkpoints N, averaged over the
@@ -21,6 +23,7 @@
 // and writes the numbers to summary.json in -out.
 //
 //	go run ./cmd/eval-lebm -run runs/fashion-mnist-ed
+//	go run ./cmd/eval-lebm -run runs/celeba64-ed -data celeba64 -data-dir CELEBA -attribute Smiling
 package main
 
 import (
@@ -29,6 +32,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -37,6 +41,7 @@ import (
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
@@ -71,7 +76,10 @@ type summary struct {
 
 // options are the command's flags.
 type options struct {
-	runDir, dataDir, out, backend             string
+	runDir, data, dataDir, out, backend       string
+	attribute                                 string
+	attributeN                                int
+	attributeScale                            float64
 	reconN, batch, chains, chainSteps, maxLag int
 	anomalyHoldout, anomalyN, anomalyCkpts    int
 	classifierDir                             string
@@ -82,7 +90,11 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.runDir, "run", "", "train-lebm output folder (its checkpoint/ is evaluated)")
-	flag.StringVar(&o.dataDir, "data-dir", mnist.DefaultFashionDir, "MNIST-format folder with the test split")
+	flag.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("the run's data set: %v", byname.Names))
+	flag.StringVar(&o.dataDir, "data-dir", "", "the data set's folder, as for train-lebm (default Debian's "+mnist.DefaultFashionDir+" for fashion-mnist)")
+	flag.StringVar(&o.attribute, "attribute", "", "CelebA attribute (e.g. Smiling): draw posterior latents moved along z_with − z_without")
+	flag.IntVar(&o.attributeN, "attribute-n", 1000, "test images whose posterior latents estimate the attribute direction")
+	flag.Float64Var(&o.attributeScale, "attribute-scale", 1.5, "the attribute grid's columns move latents by α·direction, α from −scale to +scale")
 	flag.StringVar(&o.out, "out", "", "output folder (default RUN/eval)")
 	flag.IntVar(&o.reconN, "recon-n", 1000, "test images to reconstruct")
 	flag.IntVar(&o.batch, "batch", 100, "batch size for reconstruction and anomaly scores")
@@ -108,6 +120,19 @@ func run(o options) error {
 	reconN, batch, chains, chainSteps, maxLag := o.reconN, o.batch, o.chains, o.chainSteps, o.maxLag
 	if runDir == "" {
 		return fmt.Errorf("flag -run: the train-lebm output folder is required")
+	}
+	if !slices.Contains(byname.Names, o.data) {
+		return fmt.Errorf("flag -data %q: want one of %v", o.data, byname.Names)
+	}
+	if dataDir == "" && o.data == "fashion-mnist" {
+		dataDir, o.dataDir = mnist.DefaultFashionDir, mnist.DefaultFashionDir
+	}
+	if o.anomalyHoldout >= 0 && o.data != "mnist" && o.data != "fashion-mnist" {
+		return fmt.Errorf("flag -anomaly-holdout: the anomaly protocol is defined for mnist and fashion-mnist, not %s", o.data)
+	}
+	if o.attribute != "" && (!byname.IsCelebA(o.data) || o.attributeN < 2 || !(o.attributeScale > 0)) {
+		return fmt.Errorf("flag -attribute %q: needs -data celeba64 or celeba128 (got %s), -attribute-n ≥ 2 (got %d) and -attribute-scale > 0 (got %v)",
+			o.attribute, o.data, o.attributeN, o.attributeScale)
 	}
 	if o.classifierDir != "" && o.fidSamples < 2 {
 		return fmt.Errorf("-fid-samples %d: want at least 2 (and more than the classifier's feature dimensions)", o.fidSamples)
@@ -141,7 +166,11 @@ func run(o options) error {
 		return err
 	}
 
-	test, err := mnist.Load(dataDir, "test")
+	testLimit := reconN
+	if o.attribute != "" {
+		testLimit = max(reconN, o.attributeN)
+	}
+	test, err := byname.Load(o.data, dataDir, "test", testLimit)
 	if err != nil {
 		return fmt.Errorf("flag -data-dir: %w", err)
 	}
@@ -149,6 +178,11 @@ func run(o options) error {
 	if test.Height != h || test.Width != w || test.Channels != c {
 		return fmt.Errorf("flag -data-dir %s: images are %d×%d×%d, but the checkpoint's generator makes %d×%d×%d: the checkpoint does not match the data set",
 			dataDir, test.Height, test.Width, test.Channels, h, w, c)
+	}
+	if o.attribute != "" {
+		if err := attributeGrid(model, test, o, out); err != nil {
+			return fmt.Errorf("flag -attribute: %w", err)
+		}
 	}
 	reconN = min(reconN, test.N) / batch * batch
 	if reconN == 0 {

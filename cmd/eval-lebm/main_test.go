@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -114,7 +115,7 @@ func classifierRun(t *testing.T, hidden []int) string {
 
 func TestEvaluatesACheckpoint(t *testing.T) {
 	runDir := savedRun(t)
-	opts := options{runDir: runDir, dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 64, batch: 32,
+	opts := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 64, batch: 32,
 		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: 1, anomalyN: 64, interpRows: 2, interpSteps: 4,
 		anomalyCkpts: 2, classifierDir: classifierRun(t, []int{16, 8}), fidSamples: 40}
 	if err := run(opts); err != nil {
@@ -184,7 +185,7 @@ func TestBadInput(t *testing.T) {
 		{"data that does not match the checkpoint", runDir, wrongSize, "does not match"},
 	}
 	for _, c := range cases {
-		err := run(options{runDir: c.run, dataDir: c.dataDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2})
+		err := run(options{runDir: c.run, data: "fashion-mnist", dataDir: c.dataDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2})
 		if err == nil || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.mention)
 		}
@@ -201,7 +202,7 @@ func TestBadInput(t *testing.T) {
 		{"too few FID samples", func(o *options) { o.classifierDir = wideClassifier }, []string{"-fid-samples 16", "24 feature dimensions"}},
 		{"one FID sample", func(o *options) { o.classifierDir, o.fidSamples = wideClassifier, 1 }, []string{"-fid-samples 1"}},
 	} {
-		o := options{runDir: runDir, dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100,
+		o := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100,
 			maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2, fidSamples: 16, out: t.TempDir()}
 		c.edit(&o)
 		err := run(o)
@@ -223,6 +224,88 @@ func TestInterpolate(t *testing.T) {
 	for i := range want {
 		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
 			t.Fatalf("interpolate = %v, want %v", got, want)
+		}
+	}
+}
+
+func TestAttributeLatents(t *testing.T) {
+	// Four 2-d latents; images 0 and 2 have the attribute, 1 and 3 do not:
+	// d = mean{(1,0),(3,2)} − mean{(0,1),(0,3)} = (2,1) − (0,2) = (2,−1).
+	z := []float32{1, 0, 0, 1, 3, 2, 0, 3}
+	got := attributeLatents(z, 2, []int{0, 2}, []int{1, 3}, []int{1, 3}, []float64{-1, 0, 0.5})
+	want := []float32{
+		-2, 2, 0, 1, 1, 0.5, // z_1 + α·d
+		-2, 4, 0, 3, 1, 2.5, // z_3 + α·d
+	}
+	if len(got) != len(want) {
+		t.Fatalf("attributeLatents = %v, want %v", got, want)
+	}
+	for i := range want {
+		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
+			t.Fatalf("attributeLatents = %v, want %v", got, want)
+		}
+	}
+}
+
+// A celeba64 run evaluated on a small synthetic CelebA folder draws the
+// attribute-manipulation grid: 2 rows of 3 images of 64×64.
+func TestAttributeGridOnCelebA(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteCelebA(t, root, 10, 2, []string{"Male", "Smiling"}, func(i, a int) int8 {
+		if a == 0 || i%2 == 0 { // everyone is Male; every other image Smiling
+			return 1
+		}
+		return -1
+	})
+	cfg, err := lebm.DefaultConfig("celeba64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TestPosteriorLangevin.Steps, cfg.GenerationLangevin.Steps, cfg.Seed = 2, 20, 5
+	model, err := lebm.New(testutil.Backend(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := model.Generate(1); err != nil {
+		t.Fatal(err)
+	}
+	runDir := t.TempDir()
+	if err := model.Save(filepath.Join(runDir, "checkpoint")); err != nil {
+		t.Fatal(err)
+	}
+	o := options{runDir: runDir, data: "celeba64", dataDir: root, backend: "go", reconN: 4, batch: 4, chains: 2, chainSteps: 100,
+		maxLag: 10, anomalyHoldout: -1, interpRows: 2, interpSteps: 3, attribute: "Smiling", attributeN: 8, attributeScale: 1.5}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(runDir, "eval", "attribute_Smiling.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfgPNG, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three 64-pixel columns and two rows, with whatever border the grid draws.
+	if cfgPNG.Width < 3*64 || cfgPNG.Width >= 4*64 || cfgPNG.Height < 2*64 || cfgPNG.Height >= 3*64 {
+		t.Errorf("attribute grid is %d×%d pixels, want 3 columns × 2 rows of 64×64 images", cfgPNG.Width, cfgPNG.Height)
+	}
+
+	for _, c := range []struct {
+		name    string
+		edit    func(*options)
+		mention string
+	}{
+		{"unknown attribute", func(o *options) { o.attribute = "Wings" }, `"Wings"`},
+		{"attribute without CelebA", func(o *options) { o.data, o.dataDir = "fashion-mnist", mnist.DefaultFashionDir }, "needs -data celeba64"},
+		{"one group empty", func(o *options) { o.attribute = "Male" }, "need both groups"},
+	} {
+		bad := o
+		bad.out = t.TempDir()
+		c.edit(&bad)
+		if err := run(bad); err == nil || !strings.Contains(err.Error(), c.mention) {
+			t.Errorf("%s: error %v, want one mentioning %s", c.name, err, c.mention)
 		}
 	}
 }

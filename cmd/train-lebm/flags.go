@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/lebm"
 )
@@ -25,13 +26,10 @@ type options struct {
 	checkpointEvery             time.Duration
 }
 
-// datasetsWithLoaders are the data sets this command can read today.
-var datasetsWithLoaders = []string{"fashion-mnist", "mnist", "svhn", "cifar10", "celeba64", "celeba128"}
-
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("train-lebm", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("data set: %v", datasetsWithLoaders))
+	fs.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("data set: %v", byname.Names))
 	fs.StringVar(&o.dataDir, "data-dir", "", "the data set's files: IDX folder (mnist, fashion-mnist; default Debian's "+mnist.DefaultFashionDir+
 		" for fashion-mnist), folder of train_32x32.mat/test_32x32.mat (svhn), cifar-10-binary.tar.gz or its folder (cifar10), CelebA root with img_align_celeba/ or its zip and list_eval_partition.txt (celeba64, celeba128)")
 	fs.BoolVar(&o.download, "download", false, "download the data set's official files into -data-dir first (svhn, cifar10, mnist, fashion-mnist; checksums verified, resumable)")
@@ -56,8 +54,8 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if !slices.Contains(datasetsWithLoaders, o.data) {
-		return o, fmt.Errorf("flag -data %s: no loader for it yet; the data sets this command reads are %v", o.data, datasetsWithLoaders)
+	if !slices.Contains(byname.Names, o.data) {
+		return o, fmt.Errorf("flag -data %s: no loader for it yet; the data sets this command reads are %v", o.data, byname.Names)
 	}
 	cfg, err := lebm.DefaultConfig(o.data)
 	if err != nil {

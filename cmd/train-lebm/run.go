@@ -19,11 +19,8 @@ import (
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets"
-	"github.com/edlebm/edlebm/datasets/celeba"
-	"github.com/edlebm/edlebm/datasets/cifar10"
+	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/download"
-	"github.com/edlebm/edlebm/datasets/mnist"
-	"github.com/edlebm/edlebm/datasets/svhn"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
 )
@@ -214,22 +211,7 @@ func loadData(o options) (train, test *datasets.Images, err error) {
 // loadSplit reads one split of o.data; limit (if > 0) bounds how many
 // images a loader that can stop early decodes.
 func loadSplit(o options, split string, limit int) (*datasets.Images, error) {
-	switch o.data {
-	case "svhn":
-		return svhn.Load(o.dataDir, split)
-	case "cifar10":
-		return cifar10.Load(o.dataDir, split)
-	case "celeba64", "celeba128":
-		opts := celeba.Options{Size: 64, Split: split}
-		if o.data == "celeba128" {
-			opts.Size = 128
-		}
-		if split == "test" || limit > 0 {
-			opts.Limit = limit
-		}
-		return celeba.Load(o.dataDir, opts)
-	}
-	return mnist.Load(o.dataDir, split)
+	return byname.Load(o.data, o.dataDir, split, limit)
 }
 
 func firstN(n int) []int {

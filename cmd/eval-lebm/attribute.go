@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/byname"
+	"github.com/edlebm/edlebm/datasets/celeba"
+	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/plots"
+)
+
+// attributeGrid writes attribute_NAME.png: the attribute direction
+// d = mean z(with) − mean z(without) over the posterior latents of the
+// first o.attributeN test images, then one row per test image, decoding its
+// posterior latent moved by α·d for o.interpSteps values of α from
+// −o.attributeScale to +o.attributeScale.
+func attributeGrid(model *lebm.Model, test *datasets.Images, o options, out string) error {
+	n := min(o.attributeN, test.N)
+	files, err := celeba.SplitFiles(o.dataDir, byname.CelebAOptions(o.data, "test", n))
+	if err != nil {
+		return err
+	}
+	table, err := celeba.Attributes(o.dataDir)
+	if err != nil {
+		return err
+	}
+	with, without, err := table.Select(files[:n], o.attribute)
+	if err != nil {
+		return err
+	}
+	if len(with) == 0 || len(without) == 0 {
+		return fmt.Errorf("attribute %s: %d of the first %d test images have it and %d do not; need both groups (raise -attribute-n)",
+			o.attribute, len(with), n, len(without))
+	}
+	nz := model.Config().Generator.Nz
+	size := test.ImageSize()
+	var z []float32
+	for start := 0; start < n; start += o.batch {
+		b := min(o.batch, n-start)
+		x := tensors.FromFlatDataAndDimensions(test.Pixels[start*size:(start+b)*size], b, test.Height, test.Width, test.Channels)
+		zb, err := model.PosteriorSample(x)
+		x.FinalizeAll()
+		if err != nil {
+			return err
+		}
+		z = append(z, tensors.MustCopyFlatData[float32](zb)...)
+		zb.FinalizeAll()
+	}
+	rows := make([]int, min(o.interpRows, n))
+	for i := range rows {
+		rows[i] = i
+	}
+	alphas := make([]float64, o.interpSteps)
+	for k := range alphas {
+		alphas[k] = o.attributeScale * (2*float64(k)/float64(o.interpSteps-1) - 1)
+	}
+	latents := attributeLatents(z, nz, with, without, rows, alphas)
+	images, err := model.Decode(tensors.FromFlatDataAndDimensions(latents, len(latents)/nz, nz))
+	if err != nil {
+		return err
+	}
+	defer images.FinalizeAll()
+	fmt.Printf("attribute %s: direction from %d images with it and %d without\n", o.attribute, len(with), len(without))
+	return plots.WriteImageGrid(filepath.Join(out, "attribute_"+o.attribute+".png"), tensors.MustCopyFlatData[float32](images),
+		len(latents)/nz, test.Height, test.Width, test.Channels, o.interpSteps)
+}
+
+// attributeLatents returns, for each index r of rows, the latents
+// z_r + α·d for each α of alphas, where z holds nz-dimensional latents one
+// after another and d = mean(z_with) − mean(z_without).
+func attributeLatents(z []float32, nz int, with, without, rows []int, alphas []float64) []float32 {
+	d := make([]float64, nz)
+	for _, group := range []struct {
+		indices []int
+		sign    float64
+	}{{with, 1}, {without, -1}} {
+		for _, i := range group.indices {
+			for k := range nz {
+				d[k] += group.sign * float64(z[i*nz+k]) / float64(len(group.indices))
+			}
+		}
+	}
+	out := make([]float32, 0, len(rows)*len(alphas)*nz)
+	for _, r := range rows {
+		for _, a := range alphas {
+			for k := range nz {
+				out = append(out, float32(float64(z[r*nz+k])+a*d[k]))
+			}
+		}
+	}
+	return out
+}

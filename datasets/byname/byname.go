@@ -1,0 +1,51 @@
+// Package byname loads the project's image data sets by the names the
+// commands take as -data, so every command reads them the same way.
+package byname
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/celeba"
+	"github.com/edlebm/edlebm/datasets/cifar10"
+	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/datasets/svhn"
+)
+
+// Names are the data sets Load reads.
+var Names = []string{"fashion-mnist", "mnist", "svhn", "cifar10", "celeba64", "celeba128"}
+
+// Load reads split ("train" or "test") of data set name from dir, in the
+// layout its loader documents. A limit > 0 bounds how many images a loader
+// that can stop early (CelebA) decodes; callers still take a subset of the
+// others. CelebA's "train" split defaults to its 40,000-image subset.
+func Load(name, dir, split string, limit int) (*datasets.Images, error) {
+	switch name {
+	case "fashion-mnist", "mnist":
+		return mnist.Load(dir, split)
+	case "svhn":
+		return svhn.Load(dir, split)
+	case "cifar10":
+		return cifar10.Load(dir, split)
+	case "celeba64", "celeba128":
+		return celeba.Load(dir, CelebAOptions(name, split, limit))
+	}
+	return nil, fmt.Errorf("data set %q: no loader; want one of %v", name, Names)
+}
+
+// IsCelebA reports whether name is one of the CelebA sizes.
+func IsCelebA(name string) bool { return slices.Contains([]string{"celeba64", "celeba128"}, name) }
+
+// CelebAOptions are the celeba.Options Load uses for a CelebA name, e.g. to
+// list the same files with celeba.SplitFiles.
+func CelebAOptions(name, split string, limit int) celeba.Options {
+	opts := celeba.Options{Size: 64, Split: split}
+	if name == "celeba128" {
+		opts.Size = 128
+	}
+	if split == "test" || limit > 0 {
+		opts.Limit = limit
+	}
+	return opts
+}
