@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/lebm"
+)
+
+// scoreAnomalies rebuilds the run's anomaly-detection split, scores (an
+// evenly spaced subset of) its test images with lebm's anomaly score and
+// computes the AUPRC with anomalies as positives: for model, or for each of
+// the last o.anomalyCkpts epoch snapshots, averaged.
+func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, s *summary) error {
+	images, labels, err := anomalyTestSet(o)
+	if err != nil {
+		return err
+	}
+	s.AnomalyImages = images.N
+	if o.anomalyCkpts <= 0 {
+		auprc, err := anomalyAUPRC(model, images, labels, o.batch)
+		if err != nil {
+			return err
+		}
+		s.AnomalyAUPRC, s.AnomalyAUPRCs, s.AnomalyCheckpoints = auprc, []float64{auprc}, []string{s.Checkpoint}
+		return nil
+	}
+	snapshots := filepath.Join(o.runDir, "epochs")
+	paths, err := lebm.Checkpoints(snapshots)
+	if err != nil {
+		return fmt.Errorf("-anomaly-checkpoints %d: %w (train with -keep-epochs)", o.anomalyCkpts, err)
+	}
+	if len(paths) < o.anomalyCkpts {
+		return fmt.Errorf("-anomaly-checkpoints %d: %s holds only %d snapshots", o.anomalyCkpts, snapshots, len(paths))
+	}
+	s.AnomalyAUPRC = 0
+	for _, path := range paths[len(paths)-o.anomalyCkpts:] {
+		snapshot, err := lebm.LoadCheckpoint(b, path)
+		if err != nil {
+			return err
+		}
+		auprc, err := anomalyAUPRC(snapshot, images, labels, o.batch)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("anomaly AUPRC %.4f at %s\n", auprc, path)
+		s.AnomalyAUPRCs, s.AnomalyCheckpoints = append(s.AnomalyAUPRCs, auprc), append(s.AnomalyCheckpoints, path)
+		s.AnomalyAUPRC += auprc / float64(o.anomalyCkpts)
+	}
+	return nil
+}
+
+// anomalyTestSet returns the (subset of the) anomaly-detection test split
+// to score, a whole number of batches, and which images are anomalies.
+func anomalyTestSet(o options) (*datasets.Images, []bool, error) {
+	train, err := mnist.Load(o.dataDir, "train")
+	if err != nil {
+		return nil, nil, err
+	}
+	test, err := mnist.Load(o.dataDir, "test")
+	if err != nil {
+		return nil, nil, err
+	}
+	split, err := datasets.PaperAnomalySplit(train, test, o.anomalyHoldout)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := split.Test.N
+	if o.anomalyN > 0 && o.anomalyN < n {
+		n = o.anomalyN
+	}
+	n = n / o.batch * o.batch
+	if n == 0 {
+		return nil, nil, fmt.Errorf("-batch %d exceeds the %d test images to score", o.batch, min(o.anomalyN, split.Test.N))
+	}
+	indices := make([]int, n)
+	for i := range indices {
+		indices[i] = i * split.Test.N / n // evenly spaced: keeps the anomaly share
+	}
+	images, err := split.Test.Subset(indices)
+	if err != nil {
+		return nil, nil, err
+	}
+	labels := make([]bool, n)
+	for i, j := range indices {
+		labels[i] = split.Anomalous[j]
+	}
+	return images, labels, nil
+}
+
+// anomalyAUPRC scores images with model and returns the AUPRC.
+func anomalyAUPRC(model *lebm.Model, images *datasets.Images, labels []bool, batch int) (float64, error) {
+	size := images.ImageSize()
+	var scores []float64
+	for start := 0; start < images.N; start += batch {
+		x := tensors.FromFlatDataAndDimensions(images.Pixels[start*size:(start+batch)*size], batch, images.Height, images.Width, images.Channels)
+		y, err := model.AnomalyScore(x)
+		x.FinalizeAll()
+		if err != nil {
+			return 0, err
+		}
+		for _, v := range tensors.MustCopyFlatData[float32](y) {
+			scores = append(scores, float64(v))
+		}
+		y.FinalizeAll()
+	}
+	return eval.AUPRC(scores, labels)
+}
