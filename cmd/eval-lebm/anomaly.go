@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/mnist"
@@ -96,19 +95,13 @@ func anomalyTestSet(o options) (*datasets.Images, []bool, error) {
 
 // anomalyAUPRC scores images with model and returns the AUPRC.
 func anomalyAUPRC(model *lebm.Model, images *datasets.Images, labels []bool, batch int) (float64, error) {
-	size := images.ImageSize()
-	var scores []float64
-	for start := 0; start < images.N; start += batch {
-		x := tensors.FromFlatDataAndDimensions(images.Pixels[start*size:(start+batch)*size], batch, images.Height, images.Width, images.Channels)
-		y, err := model.AnomalyScore(x)
-		x.FinalizeAll()
-		if err != nil {
-			return 0, err
-		}
-		for _, v := range tensors.MustCopyFlatData[float32](y) {
-			scores = append(scores, float64(v))
-		}
-		y.FinalizeAll()
+	values, err := mapBatches(images, images.N, batch, "scored", model.AnomalyScore)
+	if err != nil {
+		return 0, err
+	}
+	scores := make([]float64, len(values))
+	for i, v := range values {
+		scores[i] = float64(v)
 	}
 	return eval.AUPRC(scores, labels)
 }

@@ -37,18 +37,9 @@ func attributeGrid(model *lebm.Model, test *datasets.Images, o options, out stri
 			o.attribute, len(with), n, len(without))
 	}
 	nz := model.Config().Generator.Nz
-	size := test.ImageSize()
-	var z []float32
-	for start := 0; start < n; start += o.batch {
-		b := min(o.batch, n-start)
-		x := tensors.FromFlatDataAndDimensions(test.Pixels[start*size:(start+b)*size], b, test.Height, test.Width, test.Channels)
-		zb, err := model.PosteriorSample(x)
-		x.FinalizeAll()
-		if err != nil {
-			return err
-		}
-		z = append(z, tensors.MustCopyFlatData[float32](zb)...)
-		zb.FinalizeAll()
+	z, err := mapBatches(test, n, o.batch, "posterior samples", model.PosteriorSample)
+	if err != nil {
+		return err
 	}
 	rows := make([]int, min(o.interpRows, n))
 	for i := range rows {

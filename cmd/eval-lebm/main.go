@@ -186,19 +186,10 @@ func run(o options) error {
 		return fmt.Errorf("flag -batch %d: larger than the %d test images to reconstruct", batch, min(reconN, test.N))
 	}
 	size := test.ImageSize()
-	recon := make([]float32, 0, reconN*size)
-	for start := 0; start < reconN; start += batch {
-		x := tensors.FromFlatDataAndDimensions(test.Pixels[start*size:(start+batch)*size], batch, h, w, c)
-		y, err := model.Reconstruct(x)
-		x.FinalizeAll()
-		if err != nil {
-			return err
-		}
-		recon = append(recon, tensors.MustCopyFlatData[float32](y)...)
-		y.FinalizeAll()
-		fmt.Printf("\rreconstructed %d/%d", start+batch, reconN)
+	recon, err := mapBatches(test, reconN, batch, "reconstructed", model.Reconstruct)
+	if err != nil {
+		return err
 	}
-	fmt.Println()
 	for i, v := range recon {
 		d := float64(v - test.Pixels[i])
 		s.ReconstructionMSE += d * d / float64(len(recon))
