@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -22,6 +21,8 @@ import (
 	"github.com/edlebm/edlebm/ema"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/nets"
+
+	"github.com/edlebm/edlebm/internal/scopes"
 )
 
 // Methods lists the training objectives.
@@ -198,7 +199,7 @@ func (m *Model) Energies(points []float32, dim int) ([]float64, error) {
 func (m *Model) hasAverages() bool {
 	found := false
 	m.ctx.EnumerateVariables(func(v *context.Variable) {
-		found = found || inScope(v.Scope(), ema.Prefix)
+		found = found || scopes.Within(v.Scope(), ema.Prefix)
 	})
 	return found
 }
@@ -283,11 +284,7 @@ func (m *Model) Restore(dir string) error {
 	}
 	// Checkpoints bring every variable back trainable; only the network's are.
 	for v := range m.ctx.IterVariables() {
-		v.SetTrainable(inScope(v.Scope(), energyScope))
+		v.SetTrainable(scopes.Within(v.Scope(), energyScope))
 	}
 	return nil
-}
-
-func inScope(scope, prefix string) bool {
-	return scope == prefix || strings.HasPrefix(scope, prefix+context.ScopeSeparator)
 }

@@ -8,13 +8,13 @@
 package ema
 
 import (
-	"strings"
-
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/context/initializers"
+
+	"github.com/edlebm/edlebm/internal/scopes"
 )
 
 // Prefix is the root scope under which the averages are kept.
@@ -31,7 +31,7 @@ const countName = "ema_updates"
 func UpdateGraph(ctx *context.Context, g *Graph, scope string, decay float64) {
 	var params []*context.Variable
 	ctx.EnumerateVariables(func(v *context.Variable) {
-		if v.Trainable && inScope(v.Scope(), scope) {
+		if v.Trainable && scopes.Within(v.Scope(), scope) {
 			params = append(params, v)
 		}
 	})
@@ -51,10 +51,4 @@ func UpdateGraph(ctx *context.Context, g *Graph, scope string, decay float64) {
 // when building the model, reads the averages instead of the parameters.
 func AveragedContext(ctx *context.Context, scope string) *context.Context {
 	return ctx.InAbsPath(Prefix + scope).Reuse()
-}
-
-// inScope reports whether variableScope is scope or nested in it.
-func inScope(variableScope, scope string) bool {
-	scope = strings.TrimSuffix(scope, context.ScopeSeparator)
-	return variableScope == scope || strings.HasPrefix(variableScope, scope+context.ScopeSeparator)
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/checkpoint"
+
+	"github.com/edlebm/edlebm/internal/scopes"
 )
 
 // Save writes a checkpoint of the whole model state — Config parameters,
@@ -59,7 +61,7 @@ func LoadCheckpoint(backend backends.Backend, path string) (m *Model, err error)
 	}
 	// Loaded variables come back trainable; only the two models' are.
 	for v := range ctx.IterVariables() {
-		v.SetTrainable(inScope(v.Scope(), ctx.In(GeneratorScope).Scope()) || inScope(v.Scope(), ctx.In(PriorScope).Scope()))
+		v.SetTrainable(scopes.Within(v.Scope(), ctx.In(GeneratorScope).Scope()) || scopes.Within(v.Scope(), ctx.In(PriorScope).Scope()))
 	}
 	return m, nil
 }

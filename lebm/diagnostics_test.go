@@ -8,6 +8,8 @@ import (
 	"github.com/edlebm/edlebm/internal/testutil"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/edlebm/edlebm/internal/scopes"
 )
 
 // With the prior network zeroed, f ≡ 0 and U(z) = ‖z‖²/2: chains from
@@ -21,7 +23,7 @@ func TestPriorChainEnergiesFollowTheGaussianRecursion(t *testing.T) {
 		t.Fatal(err)
 	}
 	for v := range m.Context().IterVariables() {
-		if inScope(v.Scope(), m.Context().In(PriorScope).Scope()) {
+		if scopes.Within(v.Scope(), m.Context().In(PriorScope).Scope()) {
 			zeros := make([]float64, v.Shape().Size())
 			if err := v.SetValue(tensors.FromFlatDataAndDimensions(zeros, v.Shape().Dimensions...)); err != nil {
 				t.Fatal(err)

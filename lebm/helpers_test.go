@@ -13,6 +13,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/internal/scopes"
 )
 
 // testBackend is SimpleGo: tests must never let GoMLX look for an XLA plugin.
@@ -85,7 +87,7 @@ func variableValues(t testing.TB, ctx *context.Context, scope string) map[string
 	t.Helper()
 	values := map[string][]float64{}
 	for v := range ctx.IterVariables() {
-		if !inScope(v.Scope(), scope) {
+		if !scopes.Within(v.Scope(), scope) {
 			continue
 		}
 		value, err := v.Value()

@@ -1,12 +1,12 @@
 package lebm
 
 import (
-	"strings"
-
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+
+	"github.com/edlebm/edlebm/internal/scopes"
 )
 
 // EpochVariableName is the context variable (int64, in the scope of the
@@ -71,7 +71,7 @@ func (o *splitAdam) updatePart(ctx *context.Context, g *Graph, loss *Node, part 
 	prefix := ctx.In(part.scope).Scope()
 	var frozen []*context.Variable
 	for v := range ctx.IterVariables() {
-		if v.Trainable && !inScope(v.Scope(), prefix) {
+		if v.Trainable && !scopes.Within(v.Scope(), prefix) {
 			v.SetTrainable(false)
 			frozen = append(frozen, v)
 		}
@@ -111,9 +111,4 @@ func (o *splitAdam) Clear(ctx *context.Context) error {
 		}
 	}
 	return nil
-}
-
-// inScope reports whether a variable scope is prefix or below it.
-func inScope(scope, prefix string) bool {
-	return scope == prefix || strings.HasPrefix(scope, prefix+context.ScopeSeparator)
 }
