@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Side-by-side LEBM training speed on one GPU machine, in one run: this
+# project's cmd/bench-lebm (GoMLX on the CUDA PJRT plugin) and
+# scripts/lebm_bench.py (the same iteration in eager PyTorch), one after the
+# other, then prints both tables.
+#
+#   scripts/bench-lebm-gpu.sh [OUT_DIR]
+#
+# OUT_DIR (or $LEBM_BENCH_OUT; default docs/results) receives
+#   lebm-speed-gpu-go.md, lebm-speed-gpu-pytorch.md and the two logs.
+# On the device machine pass "$OUT" so the files come back.
+#
+# Environment:
+#   BATCH       batch size of both benchmarks (default 128)
+#   SHAPES      data-set shapes (default svhn,cifar10,celeba64)
+#   GO_FLAGS    extra flags for bench-lebm (e.g. "-iters 5")
+#   PY_FLAGS    extra flags for lebm_bench.py (e.g. "--compile")
+#   PT_TF32=1   also run PyTorch with --tf32 (lebm-speed-gpu-pytorch-tf32.md)
+#   PYTHON      the Python with torch and jax-cuda13-pjrt (default python3)
+#   BENCH_LEBM  a prebuilt bench-lebm binary, used when `go` is not on PATH
+#               (default bin/bench-lebm). The device machine has no Go: build
+#               it here with `go build -o bin/bench-lebm ./cmd/bench-lebm`
+#               (x86-64, cgo) and carry bin/ (it is git-ignored).
+#
+# CUDA PJRT plugin: the recipe of /work/shared/GOMLX-NOTES.md for Python's
+# jax-cuda13-pjrt (untested when this script was written): the plugin is
+# loaded by absolute path, so nothing is downloaded; XLA_FLAGS is set here
+# because go-xla v0.1.4's CUDA check would otherwise pick a wrong data dir.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out_dir=${1:-${LEBM_BENCH_OUT:-docs/results}}
+batch=${BATCH:-128}
+shapes=${SHAPES:-svhn,cifar10,celeba64}
+py=${PYTHON:-python3}
+mkdir -p "$out_dir"
+
+# --- CUDA PJRT plugin for the Go side --------------------------------------
+SITE=$("$py" -c 'import site; print(site.getsitepackages()[0])')
+plugin=$SITE/jax_plugins/xla_cuda13/xla_cuda_plugin.so
+if [[ ! -f $plugin ]]; then
+  echo "bench-lebm-gpu: no CUDA PJRT plugin at $plugin (is jax-cuda13-pjrt installed for $py?)" >&2
+  exit 1
+fi
+libs=
+for d in "$SITE"/nvidia/*/lib; do
+  if [[ -d $d ]]; then libs=${libs:+$libs:}$d; fi
+done
+export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export XLA_FLAGS=--xla_gpu_cuda_data_dir=$SITE/nvidia/cu13
+export GOPJRT_CUDA_CHECKS=0
+export GOMLX_BACKEND=xla:$plugin
+
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), $(nproc) cores"
+nvidia-smi -L 2>/dev/null || echo "# nvidia-smi not available"
+echo "# GOMLX_BACKEND=$GOMLX_BACKEND"
+echo "# XLA_FLAGS=$XLA_FLAGS"
+
+# --- Go (GoMLX, XLA CUDA) ----------------------------------------------------
+go_md=$out_dir/lebm-speed-gpu-go.md
+# shellcheck disable=SC2086 # GO_FLAGS is a list of flags
+go_args=(-backend "$GOMLX_BACKEND" -shapes "$shapes" -batch "$batch" -out "$go_md" ${GO_FLAGS:-})
+if command -v go >/dev/null 2>&1; then
+  go_cmd=(go run ./cmd/bench-lebm)
+else
+  bin=${BENCH_LEBM:-bin/bench-lebm}
+  if [[ ! -x $bin ]]; then
+    echo "bench-lebm-gpu: no go on PATH and no executable $bin (build it with go build -o bin/bench-lebm ./cmd/bench-lebm and carry bin/)" >&2
+    exit 1
+  fi
+  go_cmd=("$bin")
+fi
+echo "# ${go_cmd[*]} ${go_args[*]}"
+"${go_cmd[@]}" "${go_args[@]}" 2>&1 | tee "$out_dir/lebm-speed-gpu-go.log"
+
+# --- PyTorch (eager, CUDA) ---------------------------------------------------
+pt_md=$out_dir/lebm-speed-gpu-pytorch.md
+# shellcheck disable=SC2086 # PY_FLAGS is a list of flags
+py_args=(scripts/lebm_bench.py --device cuda --shapes "$shapes" --batch "$batch" --out "$pt_md" ${PY_FLAGS:-})
+echo "# $py ${py_args[*]}"
+PYTHONUNBUFFERED=1 "$py" "${py_args[@]}" 2>&1 | tee "$out_dir/lebm-speed-gpu-pytorch.log"
+if [[ ${PT_TF32:-0} == 1 ]]; then
+  py_args=(scripts/lebm_bench.py --device cuda --shapes "$shapes" --batch "$batch" --tf32
+           --out "$out_dir/lebm-speed-gpu-pytorch-tf32.md" ${PY_FLAGS:-})
+  echo "# $py ${py_args[*]}"
+  PYTHONUNBUFFERED=1 "$py" "${py_args[@]}" 2>&1 | tee "$out_dir/lebm-speed-gpu-pytorch-tf32.log"
+fi
+
+# --- Both tables ---------------------------------------------------------------
+echo
+echo "## Go (GoMLX, $GOMLX_BACKEND)"
+echo
+cat "$go_md"
+echo
+echo "## PyTorch"
+echo
+cat "$pt_md"
+if [[ -f $out_dir/lebm-speed-gpu-pytorch-tf32.md && ${PT_TF32:-0} == 1 ]]; then
+  echo
+  echo "## PyTorch, TF32"
+  echo
+  cat "$out_dir/lebm-speed-gpu-pytorch-tf32.md"
+fi
