@@ -72,7 +72,9 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.extent, "extent", 4.5, "heat maps and samples cover [-extent, extent]²")
 	fs.IntVar(&o.samples, "samples", 5000, "Langevin samples drawn for the samples picture")
 	fs.IntVar(&o.sampleSteps, "sample-steps", 100, "Langevin steps for the samples picture")
-	fs.Float64Var(&o.sampleEps, "sample-eps", 0.1, "Langevin step ε for the samples picture")
+	// Step size 0.1 in the losses.LangevinConfig sense (noise std 0.1): a
+	// larger ε's noise is wider than the 25 Gaussians' modes and smears them.
+	fs.Float64Var(&o.sampleEps, "sample-eps", 0.01, "Langevin step ε for the samples picture (x += ε/2 ∇log p + √ε ξ)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
