@@ -127,3 +127,14 @@ func searchDirs() []string {
 	}
 	return append(dirs, "/usr/local/lib/go-xla", "/usr/local/lib/go-xla/nvidia")
 }
+
+// OpenForCommand is Open for the commands: the error names the -backend
+// flag, and the backend chosen and why are printed to stdout.
+func OpenForCommand(request string) (backends.Backend, error) {
+	b, choice, err := Open(request)
+	if err != nil {
+		return nil, fmt.Errorf("flag -backend: %w", err)
+	}
+	fmt.Printf("backend: %s (%s)\n", b.Name(), choice.Reason)
+	return b, nil
+}

@@ -113,7 +113,7 @@ func main() {
 }
 
 func run(o options) error {
-	runDir, dataDir, out := o.runDir, o.dataDir, o.out
+	runDir, out := o.runDir, o.out
 	reconN, batch, chains, chainSteps, maxLag := o.reconN, o.batch, o.chains, o.chainSteps, o.maxLag
 	if runDir == "" {
 		return fmt.Errorf("flag -run: the train-lebm output folder is required")
@@ -121,9 +121,10 @@ func run(o options) error {
 	if !slices.Contains(byname.Names, o.data) {
 		return fmt.Errorf("flag -data %q: want one of %v", o.data, byname.Names)
 	}
-	if dataDir == "" && o.data == "fashion-mnist" {
-		dataDir, o.dataDir = mnist.DefaultFashionDir, mnist.DefaultFashionDir
+	if o.dataDir == "" && o.data == "fashion-mnist" {
+		o.dataDir = mnist.DefaultFashionDir
 	}
+	dataDir := o.dataDir
 	if o.anomalyHoldout >= 0 && o.data != "mnist" && o.data != "fashion-mnist" {
 		return fmt.Errorf("flag -anomaly-holdout: the anomaly protocol is defined for mnist and fashion-mnist, not %s", o.data)
 	}
@@ -147,12 +148,11 @@ func run(o options) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	b, choice, err := backend.Open(o.backend)
+	b, err := backend.OpenForCommand(o.backend)
 	if err != nil {
-		return fmt.Errorf("flag -backend: %w", err)
+		return err
 	}
 	defer b.Finalize()
-	fmt.Printf("backend: %s (%s)\n", b.Name(), choice.Reason)
 	ckpt := filepath.Join(runDir, "checkpoint")
 	model, err := lebm.Load(b, ckpt)
 	if err != nil {

@@ -50,12 +50,11 @@ func main() {
 	wLR := flag.Float64("w-lr", 1e-2, "w study: Adam learning rate")
 	flag.Parse()
 
-	b, choice, err := backend.Open(*backendFlag)
+	b, err := backend.OpenForCommand(*backendFlag)
 	if err != nil {
-		log.Fatalf("toy-studies: flag -backend: %v", err)
+		log.Fatalf("toy-studies: %v", err)
 	}
 	defer b.Finalize()
-	fmt.Printf("backend: %s (%s)\n", b.Name(), choice.Reason)
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatalf("toy-studies: %v", err)
 	}

@@ -79,12 +79,11 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("flag -data-dir: %w", err)
 	}
-	b, choice, err := backend.Open(o.backend)
+	b, err := backend.OpenForCommand(o.backend)
 	if err != nil {
-		return fmt.Errorf("flag -backend: %w", err)
+		return err
 	}
 	defer b.Finalize()
-	fmt.Printf("backend: %s (%s)\n", b.Name(), choice.Reason)
 
 	ckpt := filepath.Join(o.out, "checkpoint")
 	var model *classifier.Model

@@ -60,12 +60,11 @@ func run(o options, stop <-chan os.Signal) error {
 	if err != nil {
 		return err
 	}
-	b, choice, err := backend.Open(o.backend)
+	b, err := backend.OpenForCommand(o.backend)
 	if err != nil {
-		return fmt.Errorf("flag -backend: %w", err)
+		return err
 	}
 	defer b.Finalize()
-	fmt.Printf("backend: %s (%s)\n", b.Name(), choice.Reason)
 
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err

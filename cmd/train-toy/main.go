@@ -110,12 +110,11 @@ func run(o options) error {
 		return fmt.Errorf("-steps, -batch, -eval-every, -eval-n, -samples must be ≥ 1 and -grid ≥ 2 (got %d, %d, %d, %d, %d, %d)",
 			o.steps, o.batch, o.evalEvery, o.evalN, o.samples, o.grid)
 	}
-	b, choice, err := backend.Open(o.backend)
+	b, err := backend.OpenForCommand(o.backend)
 	if err != nil {
-		return fmt.Errorf("flag -backend: %w", err)
+		return err
 	}
 	defer b.Finalize()
-	fmt.Printf("backend: %s (%s)\n", b.Name(), choice.Reason)
 
 	dir := filepath.Join(o.out, o.data)
 	curves := map[string][]point{}
