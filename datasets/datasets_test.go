@@ -93,6 +93,35 @@ func TestImagesValidate(t *testing.T) {
 	}
 }
 
+func TestHead(t *testing.T) {
+	const N, H, W, C = 5, 2, 3, 2
+	for _, c := range []struct{ n, want int }{{0, N}, {-1, N}, {1, 1}, {3, 3}, {N, N}, {N + 4, N}} {
+		for _, labelled := range []bool{true, false} {
+			head := testImages(N, H, W, C, labelled).Head(c.n)
+			if head.N != c.want || len(head.Pixels) != c.want*H*W*C || (labelled && len(head.Labels) != c.want) {
+				t.Fatalf("Head(%d): N=%d, %d pixels, %d labels; want %d images", c.n, head.N, len(head.Pixels), len(head.Labels), c.want)
+			}
+			if err := head.Validate(); err != nil {
+				t.Errorf("Head(%d): %v", c.n, err)
+			}
+			for n := range c.want {
+				for h := range H {
+					for w := range W {
+						for ch := range C {
+							if v, e := head.Image(n)[(h*W+w)*C+ch], pixel(n, h, w, ch, H, W, C, N); v != e {
+								t.Fatalf("Head(%d) image %d pixel (%d,%d,%d) = %v, want %v", c.n, n, h, w, ch, v, e)
+							}
+						}
+					}
+				}
+				if labelled && head.Labels[n] != n {
+					t.Errorf("Head(%d) label %d = %d, want %d", c.n, n, head.Labels[n], n)
+				}
+			}
+		}
+	}
+}
+
 func TestSubsetAndConcat(t *testing.T) {
 	const N, H, W, C = 5, 2, 3, 2
 	im := testImages(N, H, W, C, true)

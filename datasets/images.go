@@ -67,6 +67,21 @@ func (im *Images) Image(i int) []float32 {
 	return im.Pixels[i*size : (i+1)*size : (i+1)*size]
 }
 
+// Head returns the first n images of im (all of them when n ≤ 0 or n ≥ N)
+// as a set sharing im's pixels and labels.
+func (im *Images) Head(n int) *Images {
+	if n <= 0 || n >= im.N {
+		return im
+	}
+	head := *im
+	head.N = n
+	head.Pixels = im.Pixels[: n*im.ImageSize() : n*im.ImageSize()]
+	if im.Labels != nil {
+		head.Labels = im.Labels[:n:n]
+	}
+	return &head
+}
+
 // Subset returns a new set holding copies of the images at indices, in that
 // order (indices may repeat). It errors on an index outside [0, N).
 func (im *Images) Subset(indices []int) (*Images, error) {

@@ -2,6 +2,7 @@ package fid
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -112,18 +113,19 @@ func TestResizeMatchesPyTorch(t *testing.T) {
 	}
 }
 
-// naivePool pools a [h, w] image over 3×3 windows with stride 1 and
-// padding 1, looping over the window's pixels inside the image.
-func naivePool(x []float64, h, w int, max bool) []float64 {
-	out := make([]float64, h*w)
-	for i := range h {
-		for j := range w {
+// naivePool pools a [h, w] image over 3×3 windows with the given stride
+// and padding, looping over the window's pixels inside the image.
+func naivePool(x []float64, h, w, stride, pad int, max bool) []float64 {
+	ho, wo := (h+2*pad-3)/stride+1, (w+2*pad-3)/stride+1
+	var out []float64
+	for i := range ho {
+		for j := range wo {
 			acc, n := math.Inf(-1), 0.0
 			if !max {
 				acc = 0
 			}
-			for p := i - 1; p <= i+1; p++ {
-				for q := j - 1; q <= j+1; q++ {
+			for p := i*stride - pad; p < i*stride-pad+3; p++ {
+				for q := j*stride - pad; q < j*stride-pad+3; q++ {
 					if p < 0 || q < 0 || p >= h || q >= w {
 						continue
 					}
@@ -138,26 +140,80 @@ func naivePool(x []float64, h, w int, max bool) []float64 {
 			if !max {
 				acc /= n
 			}
-			out[i*w+j] = acc
+			out = append(out, acc)
 		}
 	}
 	return out
 }
 
-func TestPaddedPoolsAgainstLoops(t *testing.T) {
+func TestPoolsAgainstLoops(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	const h, w = 5, 4
+	const h, w = 7, 6
 	// Negative values: a max pool that padded with zeros would show.
 	x := testutil.RandomArray(rng, 1, 1, h, w, 1)
 	for i := range x.Data {
 		x.Data[i] -= 3
 	}
-	for _, c := range []struct {
-		kind poolKind
-		max  bool
-	}{{avgPool3NoPad, false}, {maxPool3s1, true}} {
-		got := testutil.Run(t, func(in []*Node) []*Node { return []*Node{pool(c.kind, in[0])} }, x)[0]
-		testutil.AssertAllClose(t, "pool", got, naivePool(x.Data, h, w, c.max), 1e-12)
+	for _, native := range []bool{true, false} {
+		for _, c := range []struct {
+			kind        poolKind
+			stride, pad int
+			max         bool
+		}{{avgPool3NoPad, 1, 1, false}, {maxPool3s1, 1, 1, true}, {maxPool3s2, 2, 0, true}} {
+			got := testutil.Run(t, func(in []*Node) []*Node { return []*Node{ops{native}.pool(c.kind, in[0])} }, x)[0]
+			testutil.AssertAllClose(t, fmt.Sprintf("pool %d (native %v)", c.kind, native), got, naivePool(x.Data, h, w, c.stride, c.pad, c.max), 1e-12)
+		}
+	}
+}
+
+// naiveConv convolves NHWC x with the [out, in, kH, kW] kernel by loops.
+func naiveConv(x, kernel testutil.Array, c conv) []float64 {
+	b, h, w, cin := x.Dims[0], x.Dims[1], x.Dims[2], x.Dims[3]
+	ho, wo := (h+2*c.padH-c.kh)/c.stride+1, (w+2*c.padW-c.kw)/c.stride+1
+	var out []float64
+	for n := range b {
+		for i := range ho {
+			for j := range wo {
+				for o := range c.out {
+					sum := 0.0
+					for p := range c.kh {
+						for q := range c.kw {
+							y, xx := i*c.stride-c.padH+p, j*c.stride-c.padW+q
+							if y < 0 || xx < 0 || y >= h || xx >= w {
+								continue
+							}
+							for k := range cin {
+								sum += x.Data[((n*h+y)*w+xx)*cin+k] * kernel.Data[((o*cin+k)*c.kh+p)*c.kw+q]
+							}
+						}
+					}
+					out = append(out, sum)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestConvolutionsAgainstLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []conv{
+		bn("stem", 3, 4, 3, 2, 0), bn("same", 3, 2, 3, 1, 1), bn("five", 2, 3, 5, 1, 2),
+		rect("row", 3, 2, 1, 7), rect("column", 3, 2, 7, 1), bn("pointwise", 3, 5, 1, 1, 0),
+	} {
+		x := testutil.RandomArray(rng, 1, 2, 9, 8, c.in)
+		kernel := testutil.RandomArray(rng, 1, c.out, c.in, c.kh, c.kw)
+		want := naiveConv(x, kernel, c)
+		for _, native := range []bool{true, false} {
+			got := testutil.Run(t, func(in []*Node) []*Node {
+				if native || (c.kh == 1 && c.kw == 1) {
+					return []*Node{ConvGeneral(in[0], in[1], nhwcOIHW, []int{c.stride, c.stride},
+						[][2]int{{c.padH, c.padH}, {c.padW, c.padW}}, []int{1, 1}, []int{1, 1}, 1, 1)}
+				}
+				return []*Node{convGather(in[0], in[1], c)}
+			}, x, kernel)[0]
+			testutil.AssertAllClose(t, fmt.Sprintf("%s (native %v)", c.name, native), got, want, 1e-12)
+		}
 	}
 }
 
@@ -171,8 +227,16 @@ func TestFeaturesMatchPyTorch(t *testing.T) {
 		}
 	}
 	readJSON(t, "testdata/inception-d16.json", &ref)
-	for _, weights := range []string{zipWeights, legacyWeights} {
-		net, err := Load(testutil.Backend(), weights)
+	for _, tc := range []struct {
+		weights string
+		native  bool
+	}{{zipWeights, false}, {legacyWeights, false}, {zipWeights, true}} {
+		weights := tc.weights
+		sd, err := ReadStateDict(weights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		net, err := fromStateDict(testutil.Backend(), sd, &ops{native: tc.native})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +263,7 @@ func TestFeaturesMatchPyTorch(t *testing.T) {
 			for i := range got {
 				worst = math.Max(worst, math.Abs(got[i]-c.Features[i]))
 			}
-			t.Logf("%s, %v images: largest |Go − PyTorch| %.2g over %d features", weights, c.Dims, worst, len(got))
+			t.Logf("%s (native ops %v), %v images: largest |Go − PyTorch| %.2g over %d features", weights, tc.native, c.Dims, worst, len(got))
 		}
 	}
 }
@@ -248,7 +312,7 @@ func TestLoadRejectsOtherFiles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
 			if tc.sd != nil {
-				_, err = fromStateDict(testutil.Backend(), tc.sd)
+				_, err = fromStateDict(testutil.Backend(), tc.sd, nil)
 			} else {
 				_, err = Load(testutil.Backend(), tc.path)
 			}

@@ -43,7 +43,7 @@ func Load(backend backends.Backend, path string) (*Network, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := fromStateDict(backend, sd)
+	n, err := fromStateDict(backend, sd, nil)
 	if err != nil {
 		return nil, fmt.Errorf("weights file %s: %w", path, err)
 	}
@@ -51,8 +51,8 @@ func Load(backend backends.Backend, path string) (*Network, error) {
 }
 
 // fromStateDict checks sd against the network's layout and builds the
-// network from it.
-func fromStateDict(backend backends.Backend, sd StateDict) (*Network, error) {
+// network from it, with the backend's ops (Pool3) or, for tests, forced.
+func fromStateDict(backend backends.Backend, sd StateDict, forced *ops) (*Network, error) {
 	d, err := widthDivisorOf(sd)
 	if err != nil {
 		return nil, err
@@ -73,6 +73,9 @@ func fromStateDict(backend backends.Backend, sd StateDict) (*Network, error) {
 	}
 	n := &Network{divisor: d, ctx: ctx}
 	n.exec, err = context.NewExec(backend, ctx, func(ctx *context.Context, x *Node) *Node {
+		if forced != nil {
+			return forced.pool3(ctx, d, x)
+		}
 		return Pool3(ctx, d, x)
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/core/tensors/images"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 )
@@ -33,6 +34,16 @@ var nhwcOIHW = ConvolveAxesConfig{
 // PNG), resized bilinearly to 299×299 (PyTorch's align_corners=False) and
 // given three channels when grayscale.
 func Pool3(ctx *context.Context, d int, x *Node) *Node {
+	return ops{native: x.Graph().Backend().Name() == xlaBackendName}.pool3(ctx, d, x)
+}
+
+// ops picks how convolutions and pools are computed: with XLA's native
+// convolution and windowed reductions (cuDNN on GPU), or with gathered
+// windows and matrix products, several times faster on SimpleGo. Both give
+// the same values.
+type ops struct{ native bool }
+
+func (o ops) pool3(ctx *context.Context, d int, x *Node) *Node {
 	if x.Rank() != 4 || (x.Shape().Dimensions[3] != 1 && x.Shape().Dimensions[3] != 3) {
 		panic(fmt.Errorf("fid: images must be [batch, height, width, 1 or 3], got %s", x.Shape()))
 	}
@@ -43,15 +54,15 @@ func Pool3(ctx *context.Context, d int, x *Node) *Node {
 		x = BroadcastToDims(x, dims[0], dims[1], dims[2], 3)
 	}
 	cs := stem(d)
-	x = basicConv(ctx, cs[0], x)
-	x = basicConv(ctx, cs[1], x)
-	x = basicConv(ctx, cs[2], x)
-	x = pool(maxPool3s2, x)
-	x = basicConv(ctx, cs[3], x)
-	x = basicConv(ctx, cs[4], x)
-	x = pool(maxPool3s2, x)
+	x = o.basicConv(ctx, cs[0], x)
+	x = o.basicConv(ctx, cs[1], x)
+	x = o.basicConv(ctx, cs[2], x)
+	x = o.pool(maxPool3s2, x)
+	x = o.basicConv(ctx, cs[3], x)
+	x = o.basicConv(ctx, cs[4], x)
+	x = o.pool(maxPool3s2, x)
 	for _, b := range mixed(d) {
-		x = inceptionBlock(ctx.In(b.name), b, x)
+		x = o.inceptionBlock(ctx.In(b.name), b, x)
 	}
 	return ReduceMean(x, 1, 2)
 }
@@ -64,37 +75,49 @@ func quantize8(x *Node) *Node {
 }
 
 // inceptionBlock concatenates the outputs of b's branches along channels.
-func inceptionBlock(ctx *context.Context, b block, x *Node) *Node {
+func (o ops) inceptionBlock(ctx *context.Context, b block, x *Node) *Node {
 	var outs []*Node
 	for _, br := range b.branches {
-		y := pool(br.pool, x)
+		y := o.pool(br.pool, x)
 		for _, c := range br.convs {
-			y = basicConv(ctx, c, y)
+			y = o.basicConv(ctx, c, y)
 		}
 		if len(br.heads) == 0 {
 			outs = append(outs, y)
 			continue
 		}
 		for _, c := range br.heads {
-			outs = append(outs, basicConv(ctx, c, y))
+			outs = append(outs, o.basicConv(ctx, c, y))
 		}
 	}
 	return Concatenate(outs, 3)
 }
 
 // pool applies a branch's pooling to NHWC x.
-func pool(kind poolKind, x *Node) *Node {
+func (o ops) pool(kind poolKind, x *Node) *Node {
+	native := o.native
+	var sum *Node // 3×3 window sums, padding 1
 	switch kind {
 	case noPool:
 		return x
 	case maxPool3s2:
-		return MaxPool(x).ChannelsAxis(images.ChannelsLast).Window(3).Strides(2).NoPadding().Done()
+		if native {
+			return MaxPool(x).ChannelsAxis(images.ChannelsLast).Window(3).Strides(2).NoPadding().Done()
+		}
+		return poolGather(x, 2, 0, true)
 	case maxPool3s1:
-		return MaxPool(x).ChannelsAxis(images.ChannelsLast).Window(3).Strides(1).PaddingPerDim([][2]int{{1, 1}, {1, 1}}).Done()
+		if native {
+			return MaxPool(x).ChannelsAxis(images.ChannelsLast).Window(3).Strides(1).PaddingPerDim([][2]int{{1, 1}, {1, 1}}).Done()
+		}
+		return poolGather(x, 1, 1, true)
 	case avgPool3NoPad:
-		// The sum over the window's pixels that lie inside the image, over
-		// their count: TF's average pool, which does not count padding.
-		sum := SumPool(x).ChannelsAxis(images.ChannelsLast).Window(3).Strides(1).PaddingPerDim([][2]int{{1, 1}, {1, 1}}).Done()
+		if native {
+			sum = SumPool(x).ChannelsAxis(images.ChannelsLast).Window(3).Strides(1).PaddingPerDim([][2]int{{1, 1}, {1, 1}}).Done()
+		} else {
+			sum = poolGather(x, 1, 1, false)
+		}
+		// The sum over the window's pixels inside the image, over their
+		// count: TF's average pool, which does not count padding.
 		dims := x.Shape().Dimensions
 		count := windowCounts(dims[1], dims[2])
 		return Div(sum, Reshape(ConstAsDType(x.Graph(), x.DType(), count), 1, dims[1], dims[2], 1))
@@ -118,11 +141,20 @@ func windowCounts(h, w int) []float32 {
 // basicConv is PyTorch's BasicConv2d in inference: convolution without
 // bias, batch norm with its running statistics, ReLU. Its variables live in
 // ctx's sub-scopes c.name/conv and c.name/bn, named as in the state dict.
-func basicConv(ctx *context.Context, c conv, x *Node) *Node {
+func (o ops) basicConv(ctx *context.Context, c conv, x *Node) *Node {
 	g := x.Graph()
 	kernel := variable(ctx.In(c.name).In("conv"), "weight", c.out, c.in, c.kh, c.kw).ValueGraph(g)
-	y := ConvGeneral(x, kernel, nhwcOIHW, []int{c.stride, c.stride},
-		[][2]int{{c.padH, c.padH}, {c.padW, c.padW}}, []int{1, 1}, []int{1, 1}, 1, 1)
+	var y *Node
+	if c.kh == 1 && c.kw == 1 && c.stride == 1 {
+		// Most of the network's convolutions: a matrix product, which
+		// every backend runs faster than a general convolution.
+		y = Einsum("bhwi,oi->bhwo", x, Reshape(kernel, c.out, c.in))
+	} else if o.native {
+		y = ConvGeneral(x, kernel, nhwcOIHW, []int{c.stride, c.stride},
+			[][2]int{{c.padH, c.padH}, {c.padW, c.padW}}, []int{1, 1}, []int{1, 1}, 1, 1)
+	} else {
+		y = convGather(x, kernel, c)
+	}
 	bnCtx := ctx.In(c.name).In("bn")
 	gamma := variable(bnCtx, "weight", c.out).ValueGraph(g)
 	beta := variable(bnCtx, "bias", c.out).ValueGraph(g)
@@ -132,6 +164,70 @@ func basicConv(ctx *context.Context, c conv, x *Node) *Node {
 	shift := Sub(beta, Mul(mean, scale))
 	y = Add(Mul(y, Reshape(scale, 1, 1, 1, c.out)), Reshape(shift, 1, 1, 1, c.out))
 	return Max(y, ZerosLike(y))
+}
+
+// xlaBackendName is the name GoMLX's XLA backend reports (backends/xla is
+// not imported, so that this package does not need cgo).
+const xlaBackendName = "xla"
+
+// convGather convolves NHWC x with the [out, in, kH, kW] kernel as one
+// gather of every output pixel's input window (im2col) and one matrix
+// product.
+func convGather(x, kernel *Node, c conv) *Node {
+	b, cin := x.Shape().Dimensions[0], x.Shape().Dimensions[3]
+	patches, ho, wo := gatherWindows(x, c.kh, c.kw, c.stride, c.padH, c.padW, 0)
+	patches = Reshape(TransposeAllDims(patches, 2, 0, 1, 3), b*ho*wo, c.kh*c.kw*cin)
+	k := Reshape(TransposeAllDims(kernel, 2, 3, 1, 0), c.kh*c.kw*cin, c.out)
+	return Reshape(Dot(patches, k), b, ho, wo, c.out)
+}
+
+// poolGather is a 3×3 max or sum pool of NHWC x by gathering windows.
+func poolGather(x *Node, stride, pad int, maximum bool) *Node {
+	d := x.Shape().Dimensions
+	fill := 0.0
+	if maximum {
+		fill = math.Inf(-1)
+	}
+	windows, ho, wo := gatherWindows(x, 3, 3, stride, pad, pad, fill)
+	var pooled *Node
+	if maximum {
+		pooled = ReduceMax(windows, 1)
+	} else {
+		pooled = ReduceSum(windows, 1)
+	}
+	return Reshape(TransposeAllDims(pooled, 1, 0, 2), d[0], ho, wo, d[3])
+}
+
+// gatherWindows returns the kh×kw windows of NHWC x at the given stride and
+// padding as [ho·wo, kh·kw, B, C], with fill where a window leaves the
+// image, and the output size ho×wo. It gathers rows of the [H·W + 1, B·C]
+// transposed input, whose last row is fill, so the index table does not
+// grow with the batch.
+func gatherWindows(x *Node, kh, kw, stride, padH, padW int, fill float64) (windows *Node, ho, wo int) {
+	g := x.Graph()
+	d := x.Shape().Dimensions
+	b, h, w, c := d[0], d[1], d[2], d[3]
+	ho, wo = (h+2*padH-kh)/stride+1, (w+2*padW-kw)/stride+1
+	rows := Reshape(TransposeAllDims(x, 1, 2, 0, 3), h*w, b*c)
+	rows = Concatenate([]*Node{rows, BroadcastToDims(Scalar(g, x.DType(), fill), 1, b*c)}, 0)
+	index := make([]int32, 0, ho*wo*kh*kw)
+	for i := range ho {
+		for j := range wo {
+			for p := range kh {
+				for q := range kw {
+					y, x := i*stride-padH+p, j*stride-padW+q
+					at := h * w // the fill row
+					if y >= 0 && y < h && x >= 0 && x < w {
+						at = y*w + x
+					}
+					index = append(index, int32(at))
+				}
+			}
+		}
+	}
+	// SimpleGo's Gather wants the indices as a [M, 1] column.
+	windows = Gather(rows, Const(g, tensors.FromFlatDataAndDimensions(index, len(index), 1)))
+	return Reshape(windows, ho*wo, kh*kw, b, c), ho, wo
 }
 
 // variable returns the variable name of ctx's scope, which must exist with

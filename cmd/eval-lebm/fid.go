@@ -1,61 +1,237 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/schollz/progressbar/v3"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/fid"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
 )
 
-// classifierFID generates o.fidSamples images in batches, writes a grid of
-// the first 64 and compares their classifier features with the training
-// statistics cached beside the classifier.
-func classifierFID(b backends.Backend, model *lebm.Model, o options, out string, s *summary) error {
-	clf, err := classifier.Load(b, filepath.Join(o.classifierDir, "checkpoint"))
-	if err != nil {
-		return err
-	}
-	mu, sigma, err := eval.LoadStats(filepath.Join(o.classifierDir, classifier.StatsFile))
-	if err != nil {
-		return err
-	}
-	if len(mu) != clf.Config().FeatureDim() {
-		return fmt.Errorf("%s has %d-d statistics but the classifier's features are %d-d; rerun train-classifier", classifier.StatsFile, len(mu), clf.Config().FeatureDim())
-	}
+// generateSamples draws o.fidSamples images from the model (500-step prior
+// Langevin, then the generator), batch by batch, and writes a grid of the
+// first 64.
+func generateSamples(model *lebm.Model, o options, out string) (*datasets.Images, error) {
 	h, w, c := model.Config().Generator.OutputShape()
-	if cfg := clf.Config(); cfg.Height != h || cfg.Width != w || cfg.Channels != c {
-		return fmt.Errorf("the classifier takes %d×%d×%d images, the checkpoint's generator makes %d×%d×%d", cfg.Height, cfg.Width, cfg.Channels, h, w, c)
-	}
-	if o.fidSamples <= len(mu) {
-		return fmt.Errorf("-fid-samples %d: want more samples than the %d feature dimensions for a usable covariance", o.fidSamples, len(mu))
-	}
 	samples := &datasets.Images{Name: "generated", N: o.fidSamples, Height: h, Width: w, Channels: c}
 	for len(samples.Pixels) < o.fidSamples*h*w*c {
 		n := min(o.batch, o.fidSamples-len(samples.Pixels)/(h*w*c))
 		x, err := model.Generate(n)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		samples.Pixels = append(samples.Pixels, tensors.MustCopyFlatData[float32](x)...)
 		x.FinalizeAll()
 		fmt.Printf("\rgenerated %d/%d", len(samples.Pixels)/(h*w*c), o.fidSamples)
 	}
 	fmt.Println()
-	if err := plots.WriteImageGrid(filepath.Join(out, "samples.png"), samples.Pixels[:min(64, o.fidSamples)*h*w*c], min(64, o.fidSamples), h, w, c, 8); err != nil {
-		return err
+	shown := min(64, o.fidSamples)
+	return samples, plots.WriteImageGrid(filepath.Join(out, "samples.png"), samples.Pixels[:shown*h*w*c], shown, h, w, c, 8)
+}
+
+// checkFIDSamples refuses fewer samples than feature dimensions: their
+// covariance would be singular.
+func checkFIDSamples(n, dim int, what string) error {
+	if n <= dim {
+		return fmt.Errorf("-fid-samples %d: want more samples than the %d %s feature dimensions for a usable covariance", n, dim, what)
 	}
-	ev, err := clf.Evaluate(samples, o.batch)
+	return nil
+}
+
+// sampleMetrics are the FIDs computed on generated samples, their networks
+// loaded and checked before the (slow) sampling.
+type sampleMetrics struct {
+	o         options
+	inception *fid.Network // nil: no FID
+	clf       *classifier.Model
+	clfMu     []float64 // the classifier's training statistics
+	clfSigma  *mat.SymDense
+}
+
+// loadSampleMetrics loads what -inception and -classifier name and checks
+// them against the generator's h×w×c images and the number of samples.
+func loadSampleMetrics(b backends.Backend, o options, h, w, c int) (*sampleMetrics, error) {
+	m := &sampleMetrics{o: o}
+	var err error
+	if o.inception != "" {
+		if m.inception, err = fid.Load(b, o.inception); err != nil {
+			return nil, fmt.Errorf("flag -inception: %w", err)
+		}
+		if err := checkFIDSamples(o.fidSamples, m.inception.FeatureDim(), "Inception"); err != nil {
+			return nil, fmt.Errorf("flag -inception: %w", err)
+		}
+	}
+	if o.classifierDir != "" {
+		if err := m.loadClassifier(b, h, w, c); err != nil {
+			return nil, fmt.Errorf("flag -classifier: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func (m *sampleMetrics) loadClassifier(b backends.Backend, h, w, c int) error {
+	clf, err := classifier.Load(b, filepath.Join(m.o.classifierDir, "checkpoint"))
 	if err != nil {
 		return err
 	}
-	s.Classifier, s.FIDSamples = o.classifierDir, o.fidSamples
-	s.ClassifierFID, err = eval.FrechetDistanceToStats(ev.Features, mu, sigma)
+	cfg := clf.Config()
+	mu, sigma, err := eval.LoadStats(filepath.Join(m.o.classifierDir, classifier.StatsFile))
+	if err != nil {
+		return err
+	}
+	if len(mu) != cfg.FeatureDim() {
+		return fmt.Errorf("%s has %d-d statistics but the classifier's features are %d-d; rerun train-classifier", classifier.StatsFile, len(mu), cfg.FeatureDim())
+	}
+	if cfg.Height != h || cfg.Width != w || cfg.Channels != c {
+		return fmt.Errorf("the classifier takes %d×%d×%d images, the checkpoint's generator makes %d×%d×%d", cfg.Height, cfg.Width, cfg.Channels, h, w, c)
+	}
+	if err := checkFIDSamples(m.o.fidSamples, len(mu), "classifier"); err != nil {
+		return err
+	}
+	m.clf, m.clfMu, m.clfSigma = clf, mu, sigma
+	return nil
+}
+
+// compute fills s's FIDs of samples.
+func (m *sampleMetrics) compute(samples *datasets.Images, s *summary) error {
+	s.FIDSamples = samples.N
+	if m.inception != nil {
+		if err := m.inceptionFID(samples, s); err != nil {
+			return fmt.Errorf("flag -inception: %w", err)
+		}
+		fmt.Printf("FID %.4f (%d samples)\n", s.FID, samples.N)
+	}
+	if m.clf != nil {
+		ev, err := m.clf.Evaluate(samples, m.o.batch)
+		if err != nil {
+			return fmt.Errorf("flag -classifier: %w", err)
+		}
+		if s.ClassifierFID, err = eval.FrechetDistanceToStats(ev.Features, m.clfMu, m.clfSigma); err != nil {
+			return fmt.Errorf("flag -classifier: %w", err)
+		}
+		s.Classifier = m.o.classifierDir
+		fmt.Printf("classifier-FID %.4f (%d samples)\n", s.ClassifierFID, samples.N)
+	}
+	return nil
+}
+
+// inceptionFID is the FID proper: the samples' pool3 features against the
+// training split's, whose statistics are cached (-fid-stats, by default in
+// the user's cache folder under a name holding the data set, the number of
+// training images and the weights' SHA-256).
+func (m *sampleMetrics) inceptionFID(samples *datasets.Images, s *summary) error {
+	o, net := m.o, m.inception
+	statsPath := o.fidStats
+	var err error
+	if statsPath == "" {
+		if statsPath, err = defaultFIDStatsPath(o); err != nil {
+			return err
+		}
+	}
+	mu, sigma, err := eval.LoadStats(statsPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if mu, sigma, err = trainingStats(net, o, statsPath); err != nil {
+			return err
+		}
+	case err != nil:
+		return fmt.Errorf("-fid-stats: %w", err)
+	case len(mu) != net.FeatureDim():
+		return fmt.Errorf("-fid-stats %s: %d-d statistics, but the network's features are %d-d", statsPath, len(mu), net.FeatureDim())
+	}
+	features, err := withBar(net, "Inception features of the samples", func() ([]float64, error) { return net.Features(samples, o.batch) })
+	if err != nil {
+		return err
+	}
+	s.Inception, s.FIDStats = o.inception, statsPath
+	s.FID, err = eval.FrechetDistanceToStats(features, mu, sigma)
 	return err
+}
+
+// trainingStats computes the Inception statistics of the training split
+// and caches them in path.
+func trainingStats(net *fid.Network, o options, path string) ([]float64, *mat.SymDense, error) {
+	train, err := byname.Load(o.data, o.dataDir, "train", o.fidTrainN)
+	if err != nil {
+		return nil, nil, fmt.Errorf("training statistics: %w", err)
+	}
+	train = train.Head(o.fidTrainN)
+	if err := checkFIDSamples(train.N, net.FeatureDim(), "Inception"); err != nil {
+		return nil, nil, fmt.Errorf("training statistics of %s (-fid-train-n): %w", train.Name, err)
+	}
+	features, err := withBar(net, "Inception features of "+train.Name, func() ([]float64, error) { return net.Features(train, o.batch) })
+	if err != nil {
+		return nil, nil, err
+	}
+	mu, sigma, err := eval.GaussianStatsFlat(features, net.FeatureDim())
+	if err != nil {
+		return nil, nil, fmt.Errorf("training statistics of %s: %w", train.Name, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, nil, err
+	}
+	if err := eval.SaveStats(path, mu, sigma); err != nil {
+		return nil, nil, err
+	}
+	fmt.Printf("cached the training statistics (%d images) in %s\n", train.N, path)
+	return mu, sigma, nil
+}
+
+// withBar runs fn with a progress bar fed by net's Progress.
+func withBar(net *fid.Network, what string, fn func() ([]float64, error)) ([]float64, error) {
+	var bar *progressbar.ProgressBar
+	net.Progress = func(done, total int) {
+		if bar == nil {
+			bar = progressbar.NewOptions(total, progressbar.OptionSetDescription(what), progressbar.OptionShowCount(),
+				progressbar.OptionShowIts(), progressbar.OptionSetItsString("images"), progressbar.OptionSetPredictTime(true),
+				progressbar.OptionThrottle(200*time.Millisecond))
+		}
+		_ = bar.Set(done)
+	}
+	defer func() { net.Progress = nil }()
+	features, err := fn()
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Println()
+	}
+	return features, err
+}
+
+// defaultFIDStatsPath names the statistics cache by what they depend on.
+func defaultFIDStatsPath(o options) (string, error) {
+	f, err := os.Open(o.inception)
+	if err != nil {
+		return "", fmt.Errorf("-inception: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("-inception %s: %w", o.inception, err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache folder for the FID training statistics (set -fid-stats): %w", err)
+	}
+	n := "all"
+	if o.fidTrainN > 0 {
+		n = fmt.Sprint(o.fidTrainN)
+	}
+	return filepath.Join(cache, "edlebm", "fid", fmt.Sprintf("%s-train-%s-%s.stats", o.data, n, hex.EncodeToString(h.Sum(nil))[:12])), nil
 }

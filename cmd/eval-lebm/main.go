@@ -15,10 +15,14 @@
 //     latest checkpoint or, with -anomaly-checkpoints N, averaged over the
 //     last N end-of-epoch snapshots (train-lebm -keep-epochs), as the paper
 //     does;
+//   - with -inception WEIGHTS (pytorch-fid's pt_inception-2015-12-05
+//     state dict): the FID of -fid-samples generated images (500-step
+//     prior Langevin) against the training split, in the pool3 features of
+//     the FID Inception network; the training statistics are computed once
+//     and cached (-fid-stats);
 //   - with -classifier DIR (a train-classifier output folder): the
-//     classifier-FID of -fid-samples generated images (500-step prior
-//     Langevin) against the classifier's training-set statistics, and a
-//     grid of samples;
+//     classifier-FID of the same samples against the classifier's
+//     training-set statistics;
 //
 // and writes the numbers to summary.json in -out.
 //
@@ -69,6 +73,12 @@ type summary struct {
 	Classifier    string  `json:"classifier,omitempty"`
 	FIDSamples    int     `json:"fid_samples,omitempty"`
 	ClassifierFID float64 `json:"classifier_fid,omitempty"`
+	// FID compares FIDSamples generated images with the training split in
+	// the FID Inception network with the weights in Inception; the
+	// training statistics are cached in FIDStats.
+	Inception string  `json:"inception,omitempty"`
+	FIDStats  string  `json:"fid_stats,omitempty"`
+	FID       float64 `json:"fid,omitempty"`
 }
 
 // options are the command's flags.
@@ -79,8 +89,8 @@ type options struct {
 	attributeScale                            float64
 	reconN, batch, chains, chainSteps, maxLag int
 	anomalyHoldout, anomalyN, anomalyCkpts    int
-	classifierDir                             string
-	fidSamples                                int
+	classifierDir, inception, fidStats        string
+	fidSamples, fidTrainN                     int
 	interpRows, interpSteps                   int
 }
 
@@ -103,7 +113,10 @@ func main() {
 	flag.IntVar(&o.anomalyN, "anomaly-n", 0, "score an evenly spaced subset of this many anomaly test images (0: all)")
 	flag.IntVar(&o.anomalyCkpts, "anomaly-checkpoints", 0, "average the anomaly AUPRC over the last N end-of-epoch snapshots in RUN/epochs (train-lebm -keep-epochs); 0: the latest checkpoint only")
 	flag.StringVar(&o.classifierDir, "classifier", "", "train-classifier output folder: compute the classifier-FID of generated samples")
-	flag.IntVar(&o.fidSamples, "fid-samples", 5000, "generated images for the classifier-FID")
+	flag.StringVar(&o.inception, "inception", "", "FID Inception weights (pytorch-fid's pt_inception-2015-12-05-6726825d.pth): compute the FID of generated samples")
+	flag.StringVar(&o.fidStats, "fid-stats", "", "file caching the training split's Inception statistics (default: the user cache folder, named by data set, training images and weights)")
+	flag.IntVar(&o.fidTrainN, "fid-train-n", 0, "training images for the FID statistics (0: all)")
+	flag.IntVar(&o.fidSamples, "fid-samples", 5000, "generated images for the FID and classifier-FID (the paper: 50000)")
 	flag.IntVar(&o.interpRows, "interp-rows", 8, "rows of the prior and posterior interpolation grids")
 	flag.IntVar(&o.interpSteps, "interp-steps", 10, "images per interpolation row (endpoints included)")
 	flag.Parse()
@@ -132,8 +145,11 @@ func run(o options) error {
 		return fmt.Errorf("flag -attribute %q: needs -data celeba64 or celeba128 (got %s), -attribute-n ≥ 2 (got %d) and -attribute-scale > 0 (got %v)",
 			o.attribute, o.data, o.attributeN, o.attributeScale)
 	}
-	if o.classifierDir != "" && o.fidSamples < 2 {
-		return fmt.Errorf("-fid-samples %d: want at least 2 (and more than the classifier's feature dimensions)", o.fidSamples)
+	if (o.classifierDir != "" || o.inception != "") && o.fidSamples < 2 {
+		return fmt.Errorf("-fid-samples %d: want at least 2 (and more than the features' dimensions)", o.fidSamples)
+	}
+	if o.fidTrainN < 0 {
+		return fmt.Errorf("-fid-train-n %d: want ≥ 0 (0: the whole training split)", o.fidTrainN)
 	}
 	if o.interpRows < 1 || o.interpSteps < 2 {
 		return fmt.Errorf("-interp-rows must be ≥ 1 and -interp-steps ≥ 2 (got %d, %d)", o.interpRows, o.interpSteps)
@@ -163,6 +179,14 @@ func run(o options) error {
 		return err
 	}
 
+	h, w, c := model.Config().Generator.OutputShape()
+	var metrics *sampleMetrics // checked before the slow work
+	if o.classifierDir != "" || o.inception != "" {
+		if metrics, err = loadSampleMetrics(b, o, h, w, c); err != nil {
+			return err
+		}
+	}
+
 	testLimit := reconN
 	if o.attribute != "" {
 		testLimit = max(reconN, o.attributeN)
@@ -171,7 +195,6 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("flag -data-dir: %w", err)
 	}
-	h, w, c := model.Config().Generator.OutputShape()
 	if test.Height != h || test.Width != w || test.Channels != c {
 		return fmt.Errorf("flag -data-dir %s: images are %d×%d×%d, but the checkpoint's generator makes %d×%d×%d: the checkpoint does not match the data set",
 			dataDir, test.Height, test.Width, test.Channels, h, w, c)
@@ -181,10 +204,10 @@ func run(o options) error {
 			return fmt.Errorf("flag -attribute: %w", err)
 		}
 	}
-	reconN = min(reconN, test.N) / batch * batch
-	if reconN == 0 {
-		return fmt.Errorf("flag -batch %d: larger than the %d test images to reconstruct", batch, min(reconN, test.N))
+	if available := min(reconN, test.N); available < batch {
+		return fmt.Errorf("flag -batch %d: larger than the %d test images to reconstruct (-recon-n)", batch, available)
 	}
+	reconN = min(reconN, test.N) / batch * batch
 	size := test.ImageSize()
 	recon, err := mapBatches(test, reconN, batch, "reconstructed", model.Reconstruct)
 	if err != nil {
@@ -210,11 +233,14 @@ func run(o options) error {
 		fmt.Printf("anomaly detection, class %d held out: AUPRC %.4f on %d test images (mean over %d checkpoints)\n",
 			o.anomalyHoldout, s.AnomalyAUPRC, s.AnomalyImages, len(s.AnomalyAUPRCs))
 	}
-	if o.classifierDir != "" {
-		if err := classifierFID(b, model, o, out, &s); err != nil {
-			return fmt.Errorf("flag -classifier: %w", err)
+	if metrics != nil {
+		samples, err := generateSamples(model, o, out)
+		if err != nil {
+			return err
 		}
-		fmt.Printf("classifier-FID %.4f (%d samples)\n", s.ClassifierFID, s.FIDSamples)
+		if err := metrics.compute(samples, &s); err != nil {
+			return err
+		}
 	}
 
 	energies, err := model.PriorChainEnergies(chains, chainSteps, 50)

@@ -199,7 +199,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"more snapshots than saved", func(o *options) { o.anomalyHoldout, o.anomalyN, o.anomalyCkpts = 1, 8, 3 }, []string{"-anomaly-checkpoints 3", "only 2"}},
 		{"no classifier there", func(o *options) { o.classifierDir = t.TempDir() }, []string{"-classifier", "no checkpoint"}},
-		{"too few FID samples", func(o *options) { o.classifierDir = wideClassifier }, []string{"-fid-samples 16", "24 feature dimensions"}},
+		{"too few FID samples", func(o *options) { o.classifierDir = wideClassifier }, []string{"-fid-samples 16", "24 classifier feature dimensions"}},
 		{"one FID sample", func(o *options) { o.classifierDir, o.fidSamples = wideClassifier, 1 }, []string{"-fid-samples 1"}},
 	} {
 		o := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100,

@@ -196,11 +196,7 @@ func loadData(o options) (train, test *datasets.Images, err error) {
 		return nil, nil, fmt.Errorf("flag -data-dir %s: images are %d×%d×%d but the %s generator makes %d×%d×%d",
 			o.dataDir, train.Height, train.Width, train.Channels, o.data, h, w, c)
 	}
-	if o.trainSize > 0 && o.trainSize < train.N {
-		if train, err = train.Subset(firstN(o.trainSize)); err != nil {
-			return nil, nil, err
-		}
-	}
+	train = train.Head(o.trainSize)
 	if o.reconN > test.N {
 		return nil, nil, fmt.Errorf("flag -recon %d: the test split has only %d images", o.reconN, test.N)
 	}
@@ -211,14 +207,6 @@ func loadData(o options) (train, test *datasets.Images, err error) {
 // images a loader that can stop early decodes.
 func loadSplit(o options, split string, limit int) (*datasets.Images, error) {
 	return byname.Load(o.data, o.dataDir, split, limit)
-}
-
-func firstN(n int) []int {
-	indices := make([]int, n)
-	for i := range indices {
-		indices[i] = i
-	}
-	return indices
 }
 
 // openModel resumes from the checkpoint in dir when there is one — refusing

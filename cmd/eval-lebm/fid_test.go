@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/fid"
+	"github.com/edlebm/edlebm/internal/testutil"
+)
+
+// narrowInception is the width-16 FID network with random weights that the
+// fid package's tests check against PyTorch: 128-d features.
+const narrowInception = "../../fid/testdata/inception-d16.pth"
+
+// fidOptions evaluates runDir with the narrow network and nothing else slow.
+func fidOptions(t *testing.T, runDir string) options {
+	return options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 43, batch: 43, chains: 2,
+		chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2, out: t.TempDir(),
+		inception: narrowInception, fidStats: filepath.Join(t.TempDir(), "cache", "stats.bin"), fidSamples: 129, fidTrainN: 129}
+}
+
+func TestInceptionFID(t *testing.T) {
+	o := fidOptions(t, savedRun(t))
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(o.out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.FIDSamples != 129 || s.Inception != narrowInception || s.FIDStats != o.fidStats || !(s.FID > 0) || math.IsInf(s.FID, 0) {
+		t.Errorf("summary %+v: want a finite positive FID of 129 samples", s)
+	}
+	// The cache holds the statistics of the first -fid-train-n training
+	// images: recompute their features and, by plain loops, their mean and
+	// (n−1)-normalised covariance.
+	mu, sigma, err := eval.LoadStats(o.fidStats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := fid.Load(testutil.Backend(), narrowInception)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, err := mnist.Load(mnist.DefaultFashionDir, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, dim = 129, 128
+	features, err := net.Features(train.Head(n), 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mu) != dim {
+		t.Fatalf("cached statistics are %d-d, want %d", len(mu), dim)
+	}
+	wantMu := make([]float64, dim)
+	for i := range n {
+		for j := range dim {
+			wantMu[j] += features[i*dim+j] / n
+		}
+	}
+	testutil.AssertAllClose(t, "cached mean", mu, wantMu, 1e-9)
+	var gotSigma, wantSigma []float64
+	for j := range dim {
+		for k := range dim {
+			c := 0.0
+			for i := range n {
+				c += (features[i*dim+j] - wantMu[j]) * (features[i*dim+k] - wantMu[k])
+			}
+			wantSigma = append(wantSigma, c/(n-1))
+			gotSigma = append(gotSigma, sigma.At(j, k))
+		}
+	}
+	testutil.AssertAllClose(t, "cached covariance", gotSigma, wantSigma, 1e-9)
+	if _, err := os.Stat(filepath.Join(o.out, "samples.png")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestInceptionFIDBadInput(t *testing.T) {
+	runDir := savedRun(t)
+	wrongDim := filepath.Join(t.TempDir(), "stats.bin")
+	if err := eval.SaveStats(wrongDim, make([]float64, 3), mat.NewSymDense(3, []float64{1, 0, 0, 0, 1, 0, 0, 0, 1})); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		edit    func(*options)
+		mention []string
+	}{
+		{"no weights file", func(o *options) { o.inception = "none.pth" }, []string{"-inception", "none.pth"}},
+		{"not a state dict", func(o *options) { o.inception = "../../fid/testdata/not-a-state-dict.pth" }, []string{"-inception", "want a state dict"}},
+		{"too few samples", func(o *options) { o.fidSamples = 100 }, []string{"-fid-samples 100", "128 Inception feature dimensions"}},
+		{"too few training images", func(o *options) { o.fidTrainN = 50 }, []string{"-fid-train-n", "50"}},
+		{"negative training images", func(o *options) { o.fidTrainN = -1 }, []string{"-fid-train-n -1"}},
+		{"statistics of another network", func(o *options) { o.fidStats = wrongDim }, []string{"-fid-stats", "3-d statistics", "128-d"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := fidOptions(t, runDir)
+			c.edit(&o)
+			err := run(o)
+			for _, m := range c.mention {
+				if err == nil || !strings.Contains(err.Error(), m) {
+					t.Errorf("error %v, want one mentioning %q", err, m)
+				}
+			}
+		})
+	}
+}
+
+func TestDefaultFIDStatsPathNamesItsInputs(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.pth"), filepath.Join(dir, "b.pth")
+	for path, content := range map[string]string{a: "weights A", b: "weights B"} {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := func(weights, data string, n int) string {
+		p, err := defaultFIDStatsPath(options{inception: weights, data: data, fidTrainN: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := name(a, "svhn", 0)
+	if !strings.Contains(filepath.Base(base), "svhn-train-all-") {
+		t.Errorf("%s: want the data set and training-image count in the name", base)
+	}
+	for _, other := range []string{name(b, "svhn", 0), name(a, "cifar10", 0), name(a, "svhn", 1000)} {
+		if other == base {
+			t.Errorf("different inputs share the statistics file %s", base)
+		}
+	}
+	if _, err := defaultFIDStatsPath(options{inception: filepath.Join(dir, "none.pth")}); err == nil || !strings.Contains(err.Error(), "-inception") {
+		t.Errorf("missing weights: error %v, want one naming -inception", err)
+	}
+}
