@@ -16,12 +16,17 @@ import (
 // evenly spaced subset of) its test images with lebm's anomaly score and
 // computes the AUPRC with anomalies as positives: for model, or for each of
 // the last o.anomalyCkpts epoch snapshots, averaged.
-func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, s *summary) error {
+func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, s *eval.Report) error {
 	images, labels, err := anomalyTestSet(o)
 	if err != nil {
 		return err
 	}
 	s.AnomalyImages = images.N
+	for _, anomalous := range labels {
+		if anomalous {
+			s.AnomalyPositives++
+		}
+	}
 	if o.anomalyCkpts <= 0 {
 		auprc, err := anomalyAUPRC(model, images, labels, o.batch)
 		if err != nil {

@@ -110,7 +110,7 @@ func (m *sampleMetrics) loadClassifier(b backends.Backend, h, w, c int) error {
 }
 
 // compute fills s's FIDs of samples.
-func (m *sampleMetrics) compute(samples *datasets.Images, s *summary) error {
+func (m *sampleMetrics) compute(samples *datasets.Images, s *eval.Report) error {
 	s.FIDSamples = samples.N
 	if m.inception != nil {
 		if err := m.inceptionFID(samples, s); err != nil {
@@ -136,7 +136,7 @@ func (m *sampleMetrics) compute(samples *datasets.Images, s *summary) error {
 // training split's, whose statistics are cached (-fid-stats, by default in
 // the user's cache folder under a name holding the data set, the number of
 // training images and the weights' SHA-256).
-func (m *sampleMetrics) inceptionFID(samples *datasets.Images, s *summary) error {
+func (m *sampleMetrics) inceptionFID(samples *datasets.Images, s *eval.Report) error {
 	o, net := m.o, m.inception
 	statsPath := o.fidStats
 	var err error

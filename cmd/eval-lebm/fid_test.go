@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -32,12 +31,8 @@ func TestInceptionFID(t *testing.T) {
 	if err := run(o); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(o.out, "summary.json"))
+	s, err := eval.ReadReport(o.out)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var s summary
-	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
 	if s.FIDSamples != 129 || s.Inception != narrowInception || s.FIDStats != o.fidStats || !(s.FID > 0) || math.IsInf(s.FID, 0) {

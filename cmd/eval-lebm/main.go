@@ -49,38 +49,6 @@ import (
 	"github.com/edlebm/edlebm/plots"
 )
 
-// summary is what summary.json holds.
-type summary struct {
-	Checkpoint           string  `json:"checkpoint"`
-	Step                 int64   `json:"step"`
-	ReconstructionImages int     `json:"reconstruction_images"`
-	ReconstructionMSE    float64 `json:"reconstruction_mse"`
-	Chains               int     `json:"chains"`
-	ChainSteps           int     `json:"chain_steps"`
-	RHat                 float64 `json:"r_hat"`
-	SplitRHat            float64 `json:"split_r_hat"`
-	FinalMeanEnergy      float64 `json:"final_mean_energy"`
-	// AnomalyHeldOut is the held-out class (-1: no anomaly evaluation).
-	AnomalyHeldOut int `json:"anomaly_held_out"`
-	AnomalyImages  int `json:"anomaly_images,omitempty"`
-	// AnomalyAUPRC is the mean of AnomalyAUPRCs, one per checkpoint of
-	// AnomalyCheckpoints.
-	AnomalyAUPRC       float64   `json:"anomaly_auprc,omitempty"`
-	AnomalyAUPRCs      []float64 `json:"anomaly_auprcs,omitempty"`
-	AnomalyCheckpoints []string  `json:"anomaly_checkpoints,omitempty"`
-	// ClassifierFID compares FIDSamples generated images with the
-	// training set in the features of the classifier in Classifier.
-	Classifier    string  `json:"classifier,omitempty"`
-	FIDSamples    int     `json:"fid_samples,omitempty"`
-	ClassifierFID float64 `json:"classifier_fid,omitempty"`
-	// FID compares FIDSamples generated images with the training split in
-	// the FID Inception network with the weights in Inception; the
-	// training statistics are cached in FIDStats.
-	Inception string  `json:"inception,omitempty"`
-	FIDStats  string  `json:"fid_stats,omitempty"`
-	FID       float64 `json:"fid,omitempty"`
-}
-
 // options are the command's flags.
 type options struct {
 	runDir, data, dataDir, out, backend       string
@@ -174,7 +142,7 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("flag -run: %w", err)
 	}
-	s := summary{Checkpoint: ckpt, Chains: chains, ChainSteps: chainSteps, AnomalyHeldOut: o.anomalyHoldout}
+	s := eval.Report{Checkpoint: ckpt, Data: o.data, Method: model.Config().Method, Chains: chains, ChainSteps: chainSteps, AnomalyHeldOut: o.anomalyHoldout}
 	if s.Step, err = model.GlobalStep(); err != nil {
 		return err
 	}
@@ -252,12 +220,12 @@ func run(o options) error {
 	}
 	fmt.Printf("reconstruction MSE %.5f on %d test images; prior chains: R̂ %.4f, split R̂ %.4f\n",
 		s.ReconstructionMSE, reconN, s.RHat, s.SplitRHat)
-	return atomicfile.WriteJSON(filepath.Join(out, "summary.json"), s)
+	return atomicfile.WriteJSON(filepath.Join(out, eval.ReportFile), s)
 }
 
 // diagnose plots the energy profile and autocorrelation of the chains and
 // computes R̂ over the second half of the run.
-func diagnose(out string, energies [][]float64, maxLag int, s *summary) error {
+func diagnose(out string, energies [][]float64, maxLag int, s *eval.Report) error {
 	steps := len(energies[0])
 	var profile []plots.Series
 	second := make([][]float64, len(energies))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"image/png"
 	"math"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/classifier"
+	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
@@ -121,13 +121,12 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if err := run(opts); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(runDir, "eval", "summary.json"))
+	s, err := eval.ReadReport(filepath.Join(runDir, "eval"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s summary
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatal(err)
+	if s.Data != "fashion-mnist" || s.Method != lebm.MethodED {
+		t.Errorf("summary names data %q and method %q, want fashion-mnist and ed", s.Data, s.Method)
 	}
 	// An untrained generator outputs ≈ 0 against pixels in [−1, 1]: the MSE is
 	// of the order of the test images' mean square, well inside (0, 4].
@@ -139,6 +138,9 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	}
 	if s.AnomalyHeldOut != 1 || s.AnomalyImages != 64 || !(s.AnomalyAUPRC > 0 && s.AnomalyAUPRC <= 1) {
 		t.Errorf("summary %+v: want an AUPRC in (0, 1] over 64 images with class 1 held out", s)
+	}
+	if want := heldOutAmongScored(t, 1, 64); s.AnomalyPositives != want {
+		t.Errorf("summary: %d anomalies among the scored images, want %d (class 1 by label)", s.AnomalyPositives, want)
 	}
 	for _, name := range []string{"reconstructions.png", "energy_profile.png", "autocorrelation.png", "prior_interpolation.png", "posterior_interpolation.png", "samples.png"} {
 		if _, err := os.Stat(filepath.Join(runDir, "eval", name)); err != nil {
@@ -159,12 +161,8 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if err := run(opts); err != nil {
 		t.Fatal(err)
 	}
-	var latest summary
-	data, err = os.ReadFile(filepath.Join(opts.out, "summary.json"))
+	latest, err := eval.ReadReport(filepath.Join(opts.out, eval.ReportFile))
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &latest); err != nil {
 		t.Fatal(err)
 	}
 	if latest.AnomalyAUPRC != a[1] {
@@ -308,4 +306,29 @@ func TestAttributeGridOnCelebA(t *testing.T) {
 			t.Errorf("%s: error %v, want one mentioning %s", c.name, err, c.mention)
 		}
 	}
+}
+
+// heldOutAmongScored counts, by class label, the images of class heldOut
+// among the n evenly spaced anomaly-test images eval-lebm scores.
+func heldOutAmongScored(t *testing.T, heldOut, n int) int {
+	t.Helper()
+	train, err := mnist.Load(mnist.DefaultFashionDir, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := mnist.Load(mnist.DefaultFashionDir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, err := datasets.PaperAnomalySplit(train, test, heldOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	for i := range n {
+		if split.Test.Labels[i*split.Test.N/n] == heldOut {
+			count++
+		}
+	}
+	return count
 }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/atomicfile"
+	"github.com/edlebm/edlebm/eval"
+)
+
+// writeReport saves r as an eval folder's summary.json and returns the folder.
+func writeReport(t *testing.T, r eval.Report) string {
+	t.Helper()
+	dir := t.TempDir()
+	if r.Checkpoint == "" {
+		r.Checkpoint = filepath.Join(dir, "checkpoint")
+	}
+	if err := atomicfile.WriteJSON(filepath.Join(dir, eval.ReportFile), r); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// anomalyReport is a report of method on held-out class with the given
+// per-snapshot AUPRCs, 100 images scored of which positives anomalous.
+func anomalyReport(method string, class, positives int, auprcs ...float64) eval.Report {
+	mean := 0.0
+	for _, a := range auprcs {
+		mean += a / float64(len(auprcs))
+	}
+	return eval.Report{Data: "fashion-mnist", Method: method, Step: 300, AnomalyHeldOut: class, AnomalyImages: 100,
+		AnomalyPositives: positives, AnomalyAUPRC: mean, AnomalyAUPRCs: auprcs}
+}
+
+func TestAnomalyComparison(t *testing.T) {
+	args := []string{
+		writeReport(t, anomalyReport("ed", 4, 40, 0.5, 0.7)),
+		writeReport(t, anomalyReport("cd", 4, 40, 0.4)),
+		writeReport(t, anomalyReport("ed", 1, 25, 0.2, 0.3, 0.4)),
+		"CD-long=" + writeReport(t, anomalyReport("cd", 1, 25, 0.9)),
+	}
+	out := t.TempDir()
+	if err := run(args, out, ""); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Classes sorted; columns by first appearance; the snapshot range in
+	// brackets; chance = positives / images; ed's mean (0.6 + 0.3) / 2;
+	// cd and CD-long each have one class of two.
+	for _, want := range []string{
+		"| held-out class | ed | cd | CD-long | chance (anomaly share) |",
+		"| 1 | 0.300 (0.200–0.400) | — | 0.900 | 0.250 |",
+		"| 4 | 0.600 (0.500–0.700) | 0.400 | — | 0.400 |",
+		"| mean | **0.450** | **0.400** (1 of 2 classes) | **0.900** (1 of 2 classes) | |",
+		"0.600 (4; 100; 2)",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("comparison.md lacks %q:\n%s", want, md)
+		}
+	}
+	// Only the metrics the reports hold get columns.
+	for _, absent := range []string{"FID", "recon. MSE", "R̂"} {
+		if strings.Contains(string(md), absent) {
+			t.Errorf("comparison.md has a %q column, but no report holds it:\n%s", absent, md)
+		}
+	}
+	f, err := os.Open(filepath.Join(out, "anomaly_auprc.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if img, err := png.Decode(f); err != nil || img.Bounds().Dx() != 800 {
+		t.Errorf("anomaly_auprc.png: %v, want an 800-pixel-wide PNG", err)
+	}
+}
+
+func TestMetricsOnlyComparison(t *testing.T) {
+	r := eval.Report{Data: "fashion-mnist", Method: "sm", Step: 12, ReconstructionImages: 500, ReconstructionMSE: 0.10743,
+		Chains: 8, ChainSteps: 500, RHat: 1.284, SplitRHat: 1.339, AnomalyHeldOut: -1, Classifier: "clf", FIDSamples: 5000, ClassifierFID: 105.96}
+	out := t.TempDir()
+	if err := run([]string{writeReport(t, r)}, out, ""); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| sm |"; !strings.Contains(string(md), want) || !strings.Contains(string(md), "| fashion-mnist | 12 | 0.1074 (500) | 105.96 (5000) | 1.28 / 1.34 (8 × 500) |") {
+		t.Errorf("comparison.md:\n%s\nwant the sm row with its data, step, MSE, classifier-FID and R̂", md)
+	}
+	if strings.Contains(string(md), "held-out class") {
+		t.Errorf("comparison.md has an anomaly table without anomaly results:\n%s", md)
+	}
+	if _, err := os.Stat(filepath.Join(out, "anomaly_auprc.png")); !os.IsNotExist(err) {
+		t.Errorf("anomaly_auprc.png written without anomaly results (%v)", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	ed4 := writeReport(t, anomalyReport("ed", 4, 40, 0.5))
+	old := anomalyReport("", 4, 40, 0.5)
+	mnist := anomalyReport("cd", 1, 40, 0.5)
+	mnist.Data = "mnist"
+	notReport := filepath.Join(t.TempDir(), "x.json")
+	if err := os.WriteFile(notReport, []byte(`{"loss": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		args    []string
+		mention []string
+	}{
+		{"no arguments", nil, []string{"no reports"}},
+		{"missing report", []string{"ed=" + filepath.Join(ed4, "nothing")}, []string{"nothing", "no such file"}},
+		{"not a report", []string{notReport}, []string{notReport, "not an eval-lebm"}},
+		{"empty label", []string{"=" + ed4}, []string{"empty label"}},
+		{"same class and label twice", []string{ed4, writeReport(t, anomalyReport("ed", 4, 40, 0.6))}, []string{"held-out class 4", `"ed"`, ed4}},
+		{"two data sets", []string{ed4, writeReport(t, mnist)}, []string{"mnist", "fashion-mnist", "one data set"}},
+		{"no method, no label", []string{writeReport(t, old)}, []string{"names no method", "LABEL="}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := run(c.args, t.TempDir(), "")
+			for _, m := range c.mention {
+				if err == nil || !strings.Contains(err.Error(), m) {
+					t.Errorf("error %v, want one mentioning %q", err, m)
+				}
+			}
+		})
+	}
+}

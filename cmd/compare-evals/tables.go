@@ -1,0 +1,198 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/plots"
+)
+
+// none marks a metric a report does not hold.
+const none = "—"
+
+// column is one metric of the runs table: shown when any report has it.
+type column struct {
+	header string
+	has    func(*eval.Report) bool
+	format func(*eval.Report) string
+}
+
+var columns = []column{
+	{"data", func(r *eval.Report) bool { return r.Data != "" }, func(r *eval.Report) string { return r.Data }},
+	{"step", func(r *eval.Report) bool { return true }, func(r *eval.Report) string { return fmt.Sprint(r.Step) }},
+	{"recon. MSE (images)", func(r *eval.Report) bool { return r.ReconstructionImages > 0 },
+		func(r *eval.Report) string {
+			return fmt.Sprintf("%.4f (%d)", r.ReconstructionMSE, r.ReconstructionImages)
+		}},
+	{"FID (samples)", func(r *eval.Report) bool { return r.Inception != "" },
+		func(r *eval.Report) string { return fmt.Sprintf("%.2f (%d)", r.FID, r.FIDSamples) }},
+	{"classifier-FID (samples)", func(r *eval.Report) bool { return r.Classifier != "" },
+		func(r *eval.Report) string { return fmt.Sprintf("%.2f (%d)", r.ClassifierFID, r.FIDSamples) }},
+	{"anomaly AUPRC (class; images; snapshots)", (*eval.Report).HasAnomaly, func(r *eval.Report) string {
+		return fmt.Sprintf("%.3f (%d; %d; %d)", r.AnomalyAUPRC, r.AnomalyHeldOut, r.AnomalyImages, len(r.AnomalyAUPRCs))
+	}},
+	{"R̂ / split R̂ (chains × steps)", func(r *eval.Report) bool { return r.Chains > 0 },
+		func(r *eval.Report) string {
+			return fmt.Sprintf("%.2f / %.2f (%d × %d)", r.RHat, r.SplitRHat, r.Chains, r.ChainSteps)
+		}},
+}
+
+// metricsTable is a Markdown table of every run and each metric any of
+// them holds.
+func metricsTable(runs []labelled) string {
+	var shown []column
+	for _, c := range columns {
+		if slices.ContainsFunc(runs, func(l labelled) bool { return c.has(l.report) }) {
+			shown = append(shown, c)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| run | report |")
+	for _, c := range shown {
+		b.WriteString(" " + c.header + " |")
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(shown)) + "\n")
+	for _, l := range runs {
+		fmt.Fprintf(&b, "| %s | %s |", l.label, l.path)
+		for _, c := range shown {
+			cell := none
+			if c.has(l.report) {
+				cell = c.format(l.report)
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// anomalyTable holds the anomaly results by held-out class and label.
+type anomalyTable struct {
+	data    string // the data set, when the reports name it
+	classes []int
+	labels  []string
+	cells   map[anomalyKey]*eval.Report
+}
+
+type anomalyKey struct {
+	class int
+	label string
+}
+
+// newAnomalyTable gathers the reports with anomaly results; nil when none
+// has any. Two reports for one class and label, or anomaly reports of
+// different data sets, are errors.
+func newAnomalyTable(runs []labelled) (*anomalyTable, error) {
+	t := &anomalyTable{cells: map[anomalyKey]*eval.Report{}}
+	where := map[anomalyKey]string{}
+	for _, l := range runs {
+		r := l.report
+		if !r.HasAnomaly() {
+			continue
+		}
+		if t.data != "" && r.Data != "" && r.Data != t.data {
+			return nil, fmt.Errorf("%s: anomaly results on %s beside results on %s: compare one data set at a time", l.path, r.Data, t.data)
+		}
+		if r.Data != "" {
+			t.data = r.Data
+		}
+		key := anomalyKey{r.AnomalyHeldOut, l.label}
+		if other, dup := where[key]; dup {
+			return nil, fmt.Errorf("%s and %s: both hold %q's anomaly result for held-out class %d; give them different labels", other, l.path, l.label, key.class)
+		}
+		where[key], t.cells[key] = l.path, r
+		if !slices.Contains(t.classes, key.class) {
+			t.classes = append(t.classes, key.class)
+		}
+		if !slices.Contains(t.labels, key.label) {
+			t.labels = append(t.labels, key.label)
+		}
+	}
+	if len(t.cells) == 0 {
+		return nil, nil
+	}
+	slices.Sort(t.classes)
+	return t, nil
+}
+
+// labelMean is a label's AUPRC averaged over the classes it has and how
+// many those are.
+func (t *anomalyTable) labelMean(label string) (mean float64, n int) {
+	for _, c := range t.classes {
+		if r, ok := t.cells[anomalyKey{c, label}]; ok {
+			mean += r.AnomalyAUPRC
+			n++
+		}
+	}
+	return mean / float64(n), n
+}
+
+// markdown is the AUPRC table: a row per held-out class (mean over the
+// snapshots, their range in brackets), the chance level where the reports
+// give it, and a last row averaging over the classes.
+func (t *anomalyTable) markdown() string {
+	var b strings.Builder
+	b.WriteString("| held-out class |")
+	for _, l := range t.labels {
+		b.WriteString(" " + l + " |")
+	}
+	b.WriteString(" chance (anomaly share) |\n|---|" + strings.Repeat("---|", len(t.labels)+1) + "\n")
+	for _, c := range t.classes {
+		fmt.Fprintf(&b, "| %d |", c)
+		chance := none
+		for _, l := range t.labels {
+			r, ok := t.cells[anomalyKey{c, l}]
+			if !ok {
+				b.WriteString(" " + none + " |")
+				continue
+			}
+			cell := fmt.Sprintf("%.3f", r.AnomalyAUPRC)
+			if len(r.AnomalyAUPRCs) > 1 {
+				cell += fmt.Sprintf(" (%.3f–%.3f)", slices.Min(r.AnomalyAUPRCs), slices.Max(r.AnomalyAUPRCs))
+			}
+			b.WriteString(" " + cell + " |")
+			if r.AnomalyPositives > 0 {
+				chance = fmt.Sprintf("%.3f", float64(r.AnomalyPositives)/float64(r.AnomalyImages))
+			}
+		}
+		b.WriteString(" " + chance + " |\n")
+	}
+	b.WriteString("| mean |")
+	for _, l := range t.labels {
+		mean, n := t.labelMean(l)
+		cell := fmt.Sprintf("**%.3f**", mean)
+		if n < len(t.classes) {
+			cell += fmt.Sprintf(" (%d of %d classes)", n, len(t.classes))
+		}
+		b.WriteString(" " + cell + " |")
+	}
+	b.WriteString(" |\n")
+	return b.String()
+}
+
+// writeChart draws the table as grouped bars, the classes and their mean
+// along the x axis, whiskers spanning each cell's snapshots.
+func (t *anomalyTable) writeChart(path, title string) error {
+	chart := plots.BarChart{Title: title, XLabel: "held-out class", YLabel: "AUPRC"}
+	for _, c := range t.classes {
+		chart.Groups = append(chart.Groups, fmt.Sprint(c))
+	}
+	chart.Groups = append(chart.Groups, "mean")
+	for _, l := range t.labels {
+		s := plots.BarSeries{Name: l}
+		for _, c := range t.classes {
+			v, lo, hi := 0.0, math.NaN(), math.NaN()
+			if r, ok := t.cells[anomalyKey{c, l}]; ok {
+				v, lo, hi = r.AnomalyAUPRC, slices.Min(r.AnomalyAUPRCs), slices.Max(r.AnomalyAUPRCs)
+			}
+			s.Values, s.Low, s.High = append(s.Values, v), append(s.Low, lo), append(s.High, hi)
+		}
+		mean, _ := t.labelMean(l)
+		s.Values, s.Low, s.High = append(s.Values, mean), append(s.Low, math.NaN()), append(s.High, math.NaN())
+		chart.Series = append(chart.Series, s)
+	}
+	return plots.WriteBarChart(path, chart)
+}

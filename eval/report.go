@@ -1,0 +1,83 @@
+package eval
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ReportFile is the name cmd/eval-lebm gives its Report in its output folder.
+const ReportFile = "summary.json"
+
+// Report is what cmd/eval-lebm measured on one checkpoint, as written to
+// summary.json. Zero values of the optional metrics mean "not computed".
+type Report struct {
+	Checkpoint string `json:"checkpoint"`
+	// Data is the data set (-data) and Method the prior update (ed, cd, sm)
+	// of the evaluated run; empty in reports of older versions.
+	Data   string `json:"data,omitempty"`
+	Method string `json:"method,omitempty"`
+	// Step is the checkpoint's global training step.
+	Step                 int64   `json:"step"`
+	ReconstructionImages int     `json:"reconstruction_images"`
+	ReconstructionMSE    float64 `json:"reconstruction_mse"`
+	Chains               int     `json:"chains"`
+	ChainSteps           int     `json:"chain_steps"`
+	RHat                 float64 `json:"r_hat"`
+	SplitRHat            float64 `json:"split_r_hat"`
+	FinalMeanEnergy      float64 `json:"final_mean_energy"`
+	// AnomalyHeldOut is the held-out class (-1: no anomaly evaluation).
+	AnomalyHeldOut int `json:"anomaly_held_out"`
+	// AnomalyImages were scored, AnomalyPositives of them anomalies: the
+	// AUPRC of random scores is about AnomalyPositives/AnomalyImages.
+	AnomalyImages    int `json:"anomaly_images,omitempty"`
+	AnomalyPositives int `json:"anomaly_positives,omitempty"`
+	// AnomalyAUPRC is the mean of AnomalyAUPRCs, one per checkpoint of
+	// AnomalyCheckpoints.
+	AnomalyAUPRC       float64   `json:"anomaly_auprc,omitempty"`
+	AnomalyAUPRCs      []float64 `json:"anomaly_auprcs,omitempty"`
+	AnomalyCheckpoints []string  `json:"anomaly_checkpoints,omitempty"`
+	// ClassifierFID compares FIDSamples generated images with the
+	// training set in the features of the classifier in Classifier.
+	Classifier    string  `json:"classifier,omitempty"`
+	FIDSamples    int     `json:"fid_samples,omitempty"`
+	ClassifierFID float64 `json:"classifier_fid,omitempty"`
+	// FID compares FIDSamples generated images with the training split in
+	// the FID Inception network with the weights in Inception; the
+	// training statistics are cached in FIDStats.
+	Inception string  `json:"inception,omitempty"`
+	FIDStats  string  `json:"fid_stats,omitempty"`
+	FID       float64 `json:"fid,omitempty"`
+}
+
+// HasAnomaly reports whether r holds an anomaly-detection result.
+func (r *Report) HasAnomaly() bool { return r.AnomalyHeldOut >= 0 && len(r.AnomalyAUPRCs) > 0 }
+
+// ReadReport reads a Report from path, a summary.json file or the folder
+// holding one.
+func ReadReport(path string) (*Report, error) {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		path = filepath.Join(path, ReportFile)
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("eval report %s: no such file (want an eval-lebm %s or its folder)", path, ReportFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("eval report: %w", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	r := Report{AnomalyHeldOut: -1}
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("eval report %s: not an eval-lebm %s: %w", path, ReportFile, err)
+	}
+	if r.Checkpoint == "" {
+		return nil, fmt.Errorf("eval report %s: no \"checkpoint\": not an eval-lebm %s", path, ReportFile)
+	}
+	return &r, nil
+}
