@@ -2,7 +2,6 @@ package plots
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"slices"
 
@@ -11,9 +10,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-
-	"github.com/edlebm/edlebm/atomicfile"
 )
 
 // BarChart describes a grouped bar chart for [WriteBarChart]: one group of
@@ -86,15 +82,7 @@ func WriteBarChart(path string, c BarChart) error {
 	// Headroom for the legend above the tallest bar.
 	pl.Y.Max = max(top*1.2, 1e-9)
 
-	canvas := vgimg.NewWith(
-		vgimg.UseWH(linePlotWidth*vg.Inch/linePlotDPI, linePlotHeight*vg.Inch/linePlotDPI),
-		vgimg.UseDPI(linePlotDPI),
-	)
-	pl.Draw(draw.New(canvas))
-	return atomicfile.Write(path, func(w io.Writer) error {
-		_, err := vgimg.PngCanvas{Canvas: canvas}.WriteTo(w)
-		return err
-	})
+	return writePlot(path, pl)
 }
 
 // check validates s for a chart of n groups.

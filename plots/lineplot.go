@@ -91,6 +91,11 @@ func WriteLinePlot(path string, p LinePlot) error {
 		}
 	}
 
+	return writePlot(path, pl)
+}
+
+// writePlot draws pl on an 800×500 canvas and writes it as a PNG, atomically.
+func writePlot(path string, pl *plot.Plot) error {
 	c := vgimg.NewWith(
 		vgimg.UseWH(linePlotWidth*vg.Inch/linePlotDPI, linePlotHeight*vg.Inch/linePlotDPI),
 		vgimg.UseDPI(linePlotDPI),
