@@ -22,14 +22,20 @@ type Report struct {
 	Data   string `json:"data,omitempty"`
 	Method string `json:"method,omitempty"`
 	// Step is the checkpoint's global training step.
-	Step                 int64   `json:"step"`
-	ReconstructionImages int     `json:"reconstruction_images"`
-	ReconstructionMSE    float64 `json:"reconstruction_mse"`
-	Chains               int     `json:"chains"`
-	ChainSteps           int     `json:"chain_steps"`
-	RHat                 float64 `json:"r_hat"`
-	SplitRHat            float64 `json:"split_r_hat"`
-	FinalMeanEnergy      float64 `json:"final_mean_energy"`
+	Step int64 `json:"step"`
+	// The Langevin samplers of the evaluation: the test-time posterior
+	// (reconstruction, interpolation, anomaly scores) and generation.
+	TestPosteriorSteps    int     `json:"test_posterior_steps,omitempty"`
+	TestPosteriorStepSize float64 `json:"test_posterior_step_size,omitempty"`
+	GenerationSteps       int     `json:"generation_steps,omitempty"`
+	GenerationStepSize    float64 `json:"generation_step_size,omitempty"`
+	ReconstructionImages  int     `json:"reconstruction_images"`
+	ReconstructionMSE     float64 `json:"reconstruction_mse"`
+	Chains                int     `json:"chains"`
+	ChainSteps            int     `json:"chain_steps"`
+	RHat                  float64 `json:"r_hat"`
+	SplitRHat             float64 `json:"split_r_hat"`
+	FinalMeanEnergy       float64 `json:"final_mean_energy"`
 	// AnomalyHeldOut is the held-out class (-1: no anomaly evaluation).
 	AnomalyHeldOut int `json:"anomaly_held_out"`
 	// AnomalyImages were scored, AnomalyPositives of them anomalies: the

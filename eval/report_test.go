@@ -13,6 +13,7 @@ import (
 func TestReadReportRoundTrip(t *testing.T) {
 	want := Report{
 		Checkpoint: "runs/x/checkpoint", Data: "fashion-mnist", Method: "cd", Step: 300,
+		TestPosteriorSteps: 100, TestPosteriorStepSize: 0.1, GenerationSteps: 500, GenerationStepSize: 0.2,
 		ReconstructionImages: 64, ReconstructionMSE: 0.1, Chains: 2, ChainSteps: 100, RHat: 1.1, SplitRHat: 1.2,
 		FinalMeanEnergy: -3, AnomalyHeldOut: 4, AnomalyImages: 640, AnomalyPositives: 230, AnomalyAUPRC: 0.5,
 		AnomalyAUPRCs: []float64{0.4, 0.6}, AnomalyCheckpoints: []string{"a", "b"},

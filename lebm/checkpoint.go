@@ -7,8 +7,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/checkpoint"
-
 	"github.com/edlebm/edlebm/internal/scopes"
+	"github.com/edlebm/edlebm/losses"
 )
 
 // Save writes a checkpoint of the whole model state — Config parameters,
@@ -36,12 +36,12 @@ func (m *Model) SaveKeeping(dir string, keep int) (err error) {
 // its Config comes from the checkpoint, and training resumes where it
 // stopped (optimizer moments, epoch, global step and random number
 // generator state included).
-func Load(backend backends.Backend, dir string) (*Model, error) {
+func Load(backend backends.Backend, dir string, opts ...LoadOption) (*Model, error) {
 	path, err := checkpoint.Latest(dir)
 	if err != nil {
 		return nil, fmt.Errorf("lebm: %w", err)
 	}
-	return LoadCheckpoint(backend, path)
+	return LoadCheckpoint(backend, path, opts...)
 }
 
 // Checkpoints lists the complete checkpoints in dir, oldest first, for
@@ -50,11 +50,24 @@ func Checkpoints(dir string) ([]string, error) { return checkpoint.List(dir) }
 
 // LoadCheckpoint is Load from one checkpoint folder (dir/step-N, as listed
 // by Checkpoints).
-func LoadCheckpoint(backend backends.Backend, path string) (m *Model, err error) {
+func LoadCheckpoint(backend backends.Backend, path string, opts ...LoadOption) (m *Model, err error) {
 	defer recoverError(&err, "loading from "+path)
 	ctx := context.New()
 	if err := checkpoint.LoadPath(ctx, path); err != nil {
 		return nil, fmt.Errorf("lebm: %w", err)
+	}
+	if len(opts) > 0 {
+		cfg, err := ConfigFromContext(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("lebm: checkpoint %s: %w", path, err)
+		}
+		for _, opt := range opts {
+			opt(&cfg)
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("lebm: checkpoint %s with the load options: %w", path, err)
+		}
+		cfg.SetParams(ctx)
 	}
 	if m, err = NewFromContext(backend, ctx); err != nil {
 		return nil, fmt.Errorf("lebm: checkpoint %s: %w", path, err)
@@ -69,3 +82,30 @@ func LoadCheckpoint(backend backends.Backend, path string) (m *Model, err error)
 // LatestCheckpoint returns the folder of the newest complete checkpoint in
 // dir, or an error (wrapping os.ErrNotExist when there is none).
 func LatestCheckpoint(dir string) (string, error) { return checkpoint.Latest(dir) }
+
+// LoadOption changes a loaded model's test-time samplers, which need no
+// retraining: evaluations follow their own protocol whatever a run was
+// trained with.
+type LoadOption func(*Config)
+
+// WithTestPosterior sets the test-time posterior Langevin (reconstruction,
+// posterior samples, anomaly scores) to steps steps of size stepSize; a
+// zero argument keeps the checkpoint's value.
+func WithTestPosterior(steps int, stepSize float64) LoadOption {
+	return func(c *Config) { overrideLangevin(&c.TestPosteriorLangevin, steps, stepSize) }
+}
+
+// WithGeneration sets the prior Langevin of generation to steps steps of
+// size stepSize; a zero argument keeps the checkpoint's value.
+func WithGeneration(steps int, stepSize float64) LoadOption {
+	return func(c *Config) { overrideLangevin(&c.GenerationLangevin, steps, stepSize) }
+}
+
+func overrideLangevin(l *losses.LangevinConfig, steps int, stepSize float64) {
+	if steps != 0 {
+		l.Steps = steps
+	}
+	if stepSize != 0 {
+		l.StepSize = stepSize
+	}
+}

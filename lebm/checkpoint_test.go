@@ -1,11 +1,14 @@
 package lebm
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/edlebm/edlebm/losses"
 )
 
 func dirNames(t *testing.T, dir string) []string {
@@ -116,5 +119,60 @@ func TestLoadReportsBadCheckpoints(t *testing.T) {
 				t.Errorf("Load changed the folder from %v to %v", before, after)
 			}
 		})
+	}
+}
+
+func TestLoadOptionsChangeTheSamplers(t *testing.T) {
+	cfg := tinyConfig(t) // 5 test-posterior and 5 generation steps of 0.1 and 0.2
+	dir := t.TempDir()
+	if err := newModel(t, cfg).Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	load := func(opts ...LoadOption) *Model {
+		t.Helper()
+		m, err := Load(testBackend(), dir, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	// Settings: a zero argument keeps the checkpoint's value.
+	for _, c := range []struct {
+		opts      []LoadOption
+		post, gen losses.LangevinConfig
+		name      string
+	}{
+		{nil, cfg.TestPosteriorLangevin, cfg.GenerationLangevin, "none"},
+		{[]LoadOption{WithTestPosterior(100, 0.1)}, losses.LangevinConfig{Steps: 100, StepSize: 0.1}, cfg.GenerationLangevin, "posterior"},
+		{[]LoadOption{WithGeneration(0, 0.3)}, cfg.TestPosteriorLangevin, losses.LangevinConfig{Steps: 5, StepSize: 0.3}, "generation step size"},
+		{[]LoadOption{WithTestPosterior(7, 0), WithGeneration(500, 0)}, losses.LangevinConfig{Steps: 7, StepSize: cfg.TestPosteriorLangevin.StepSize},
+			losses.LangevinConfig{Steps: 500, StepSize: cfg.GenerationLangevin.StepSize}, "both step counts"},
+	} {
+		got := load(c.opts...).Config()
+		if got.TestPosteriorLangevin != c.post || got.GenerationLangevin != c.gen {
+			t.Errorf("%s: test posterior %+v, generation %+v; want %+v, %+v", c.name, got.TestPosteriorLangevin, got.GenerationLangevin, c.post, c.gen)
+		}
+	}
+	// Behaviour: z ← z − (s²/2)∇U(z) + s·ξ barely moves the shared first
+	// draw z0 when s = 1e-9, however many steps; the checkpoint's 0.2 does.
+	sample := func(m *Model) []float64 {
+		z, err := m.PriorSample(16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return flatFloat64s(z)
+	}
+	one, four, trained := sample(load(WithGeneration(1, 1e-9))), sample(load(WithGeneration(4, 1e-9))), sample(load())
+	worst, moved := 0.0, 0.0
+	for i := range one {
+		worst = math.Max(worst, math.Abs(one[i]-four[i]))
+		moved = math.Max(moved, math.Abs(one[i]-trained[i]))
+	}
+	if worst > 1e-7 || moved < 1e-2 {
+		t.Errorf("tiny steps: samples differ by %.3g between 1 and 4 steps (want ≤ 1e-7) and by %.3g from the checkpoint's sampler (want ≥ 0.01)", worst, moved)
+	}
+
+	if _, err := Load(testBackend(), dir, WithTestPosterior(-3, 0)); err == nil || !strings.Contains(err.Error(), "TestPosteriorLangevin") {
+		t.Errorf("negative steps: error %v, want one naming TestPosteriorLangevin", err)
 	}
 }

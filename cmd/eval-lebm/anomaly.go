@@ -45,7 +45,7 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, s *eval.Re
 	}
 	s.AnomalyAUPRC = 0
 	for _, path := range paths[len(paths)-o.anomalyCkpts:] {
-		snapshot, err := lebm.LoadCheckpoint(b, path)
+		snapshot, err := lebm.LoadCheckpoint(b, path, o.samplers()...)
 		if err != nil {
 			return err
 		}

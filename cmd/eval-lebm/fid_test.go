@@ -23,7 +23,8 @@ const narrowInception = "../../fid/testdata/inception-d16.pth"
 func fidOptions(t *testing.T, runDir string) options {
 	return options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 43, batch: 43, chains: 2,
 		chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2, out: t.TempDir(),
-		inception: narrowInception, fidStats: filepath.Join(t.TempDir(), "cache", "stats.bin"), fidSamples: 129, fidTrainN: 129}
+		inception: narrowInception, fidStats: filepath.Join(t.TempDir(), "cache", "stats.bin"), fidSamples: 129, fidTrainN: 129,
+		postSteps: 3, genSteps: 100, genStep: 0.25}
 }
 
 func TestInceptionFID(t *testing.T) {
@@ -34,6 +35,10 @@ func TestInceptionFID(t *testing.T) {
 	s, err := eval.ReadReport(o.out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.TestPosteriorSteps != 3 || s.TestPosteriorStepSize != 0.1 || s.GenerationSteps != 100 || s.GenerationStepSize != 0.25 {
+		t.Errorf("summary samplers %d × %v and %d × %v, want the flags' 3 × 0.1 (the checkpoint's step) and 100 × 0.25",
+			s.TestPosteriorSteps, s.TestPosteriorStepSize, s.GenerationSteps, s.GenerationStepSize)
 	}
 	if s.FIDSamples != 129 || s.Inception != narrowInception || s.FIDStats != o.fidStats || !(s.FID > 0) || math.IsInf(s.FID, 0) {
 		t.Errorf("summary %+v: want a finite positive FID of 129 samples", s)

@@ -59,6 +59,8 @@ type options struct {
 	anomalyHoldout, anomalyN, anomalyCkpts    int
 	classifierDir, inception, fidStats        string
 	fidSamples, fidTrainN                     int
+	postSteps, genSteps                       int     // 0: the checkpoint's
+	postStep, genStep                         float64 // 0: the checkpoint's
 	interpRows, interpSteps                   int
 }
 
@@ -84,6 +86,10 @@ func main() {
 	flag.StringVar(&o.inception, "inception", "", "FID Inception weights (pytorch-fid's pt_inception-2015-12-05-6726825d.pth): compute the FID of generated samples")
 	flag.StringVar(&o.fidStats, "fid-stats", "", "file caching the training split's Inception statistics (default: the user cache folder, named by data set, training images and weights)")
 	flag.IntVar(&o.fidTrainN, "fid-train-n", 0, "training images for the FID statistics (0: all)")
+	flag.IntVar(&o.postSteps, "test-posterior-steps", 0, "posterior Langevin steps for reconstruction, interpolation and anomaly scores (0: the checkpoint's, by default the paper's 100)")
+	flag.Float64Var(&o.postStep, "test-posterior-step", 0, "posterior Langevin step size (0: the checkpoint's, by default the paper's 0.1)")
+	flag.IntVar(&o.genSteps, "gen-steps", 0, "prior Langevin steps for generated samples (0: the checkpoint's, by default the paper's 500)")
+	flag.Float64Var(&o.genStep, "gen-step", 0, "prior Langevin step size for generated samples (0: the checkpoint's, by default the paper's 0.2)")
 	flag.IntVar(&o.fidSamples, "fid-samples", 5000, "generated images for the FID and classifier-FID (the paper: 50000)")
 	flag.IntVar(&o.interpRows, "interp-rows", 8, "rows of the prior and posterior interpolation grids")
 	flag.IntVar(&o.interpSteps, "interp-steps", 10, "images per interpolation row (endpoints included)")
@@ -91,6 +97,11 @@ func main() {
 	if err := run(o); err != nil {
 		log.Fatalf("eval-lebm: %v", err)
 	}
+}
+
+// samplers are the load options that apply the sampler flags.
+func (o options) samplers() []lebm.LoadOption {
+	return []lebm.LoadOption{lebm.WithTestPosterior(o.postSteps, o.postStep), lebm.WithGeneration(o.genSteps, o.genStep)}
 }
 
 func run(o options) error {
@@ -116,6 +127,10 @@ func run(o options) error {
 	if (o.classifierDir != "" || o.inception != "") && o.fidSamples < 2 {
 		return fmt.Errorf("-fid-samples %d: want at least 2 (and more than the features' dimensions)", o.fidSamples)
 	}
+	if o.postSteps < 0 || o.genSteps < 0 || o.postStep < 0 || o.genStep < 0 {
+		return fmt.Errorf("-test-posterior-steps %d, -test-posterior-step %v, -gen-steps %d, -gen-step %v: want values ≥ 0 (0: the checkpoint's)",
+			o.postSteps, o.postStep, o.genSteps, o.genStep)
+	}
 	if o.fidTrainN < 0 {
 		return fmt.Errorf("-fid-train-n %d: want ≥ 0 (0: the whole training split)", o.fidTrainN)
 	}
@@ -138,11 +153,14 @@ func run(o options) error {
 	}
 	defer b.Finalize()
 	ckpt := filepath.Join(runDir, "checkpoint")
-	model, err := lebm.Load(b, ckpt)
+	model, err := lebm.Load(b, ckpt, o.samplers()...)
 	if err != nil {
 		return fmt.Errorf("flag -run: %w", err)
 	}
-	s := eval.Report{Checkpoint: ckpt, Data: o.data, Method: model.Config().Method, Chains: chains, ChainSteps: chainSteps, AnomalyHeldOut: o.anomalyHoldout}
+	cfg := model.Config()
+	s := eval.Report{Checkpoint: ckpt, Data: o.data, Method: cfg.Method, Chains: chains, ChainSteps: chainSteps, AnomalyHeldOut: o.anomalyHoldout,
+		TestPosteriorSteps: cfg.TestPosteriorLangevin.Steps, TestPosteriorStepSize: cfg.TestPosteriorLangevin.StepSize,
+		GenerationSteps: cfg.GenerationLangevin.Steps, GenerationStepSize: cfg.GenerationLangevin.StepSize}
 	if s.Step, err = model.GlobalStep(); err != nil {
 		return err
 	}

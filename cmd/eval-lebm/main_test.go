@@ -128,6 +128,12 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if s.Data != "fashion-mnist" || s.Method != lebm.MethodED {
 		t.Errorf("summary names data %q and method %q, want fashion-mnist and ed", s.Data, s.Method)
 	}
+	// No sampler flags: the checkpoint's (5 posterior steps of 0.1, the
+	// paper's generation of 500 steps of 0.2).
+	if s.TestPosteriorSteps != 5 || s.TestPosteriorStepSize != 0.1 || s.GenerationSteps != 500 || s.GenerationStepSize != 0.2 {
+		t.Errorf("summary samplers %d × %v and %d × %v, want the checkpoint's 5 × 0.1 and 500 × 0.2",
+			s.TestPosteriorSteps, s.TestPosteriorStepSize, s.GenerationSteps, s.GenerationStepSize)
+	}
 	// An untrained generator outputs ≈ 0 against pixels in [−1, 1]: the MSE is
 	// of the order of the test images' mean square, well inside (0, 4].
 	if s.ReconstructionImages != 64 || !(s.ReconstructionMSE > 0.05 && s.ReconstructionMSE < 4) {
@@ -199,6 +205,7 @@ func TestBadInput(t *testing.T) {
 		{"no classifier there", func(o *options) { o.classifierDir = t.TempDir() }, []string{"-classifier", "no checkpoint"}},
 		{"too few FID samples", func(o *options) { o.classifierDir = wideClassifier }, []string{"-fid-samples 16", "24 classifier feature dimensions"}},
 		{"one FID sample", func(o *options) { o.classifierDir, o.fidSamples = wideClassifier, 1 }, []string{"-fid-samples 1"}},
+		{"negative sampler steps", func(o *options) { o.genSteps = -1 }, []string{"-gen-steps -1", "≥ 0"}},
 	} {
 		o := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100,
 			maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2, fidSamples: 16, out: t.TempDir()}
