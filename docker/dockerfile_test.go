@@ -15,7 +15,7 @@ import (
 
 // instruction is one Dockerfile instruction, continuation lines joined.
 type instruction struct {
-	line       int
+	line      int
 	cmd, rest string
 }
 

@@ -47,6 +47,9 @@ var SMVariants = []string{SMFisher, SMExact, SMSliced}
 // DTypes lists the valid Config.DType values.
 var DTypes = []string{"float32", "float64"}
 
+// ComputeDTypes lists the valid Config.ComputeDType values.
+var ComputeDTypes = []string{"", "bfloat16"}
+
 // Config holds every setting of a latent EBM and its training.
 type Config struct {
 	// Generator is the generator architecture; Generator.Nz is the latent size.
@@ -93,6 +96,11 @@ type Config struct {
 
 	// DType is the floating-point type of the model: "float32" or "float64".
 	DType string
+	// ComputeDType, when "bfloat16" (with DType "float32"), runs the
+	// generator's layers in bfloat16 — the GPU's fast matrix units — while
+	// variables, optimizer state, energies and Langevin updates stay in
+	// DType; "" computes everything in DType.
+	ComputeDType string
 	// Seed seeds the initialisation and the random number generator; 0
 	// draws a random seed.
 	Seed int64
@@ -204,6 +212,9 @@ func (c Config) validate() error {
 	}
 	if !slices.Contains(DTypes, c.DType) {
 		return fmt.Errorf("DType = %q: must be one of %q", c.DType, DTypes)
+	}
+	if !slices.Contains(ComputeDTypes, c.ComputeDType) || (c.ComputeDType == "bfloat16" && c.DType != "float32") {
+		return fmt.Errorf("ComputeDType = %q with DType %q: must be \"\" or, with float32, \"bfloat16\"", c.ComputeDType, c.DType)
 	}
 	return nil
 }

@@ -87,6 +87,8 @@ func TestConfigValidate(t *testing.T) {
 		{"sm variant", func(c *Config) { c.SMVariant = "denoising" }, `SMVariant = "denoising"`},
 		{"sm projections", func(c *Config) { c.SMProjections = 0 }, "SMProjections = 0"},
 		{"dtype", func(c *Config) { c.DType = "bfloat16" }, `DType = "bfloat16"`},
+		{"compute dtype", func(c *Config) { c.DType, c.ComputeDType = "float32", "float16" }, `ComputeDType = "float16"`},
+		{"bfloat16 layers of a float64 model", func(c *Config) { c.ComputeDType = "bfloat16" }, `ComputeDType = "bfloat16" with DType "float64"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tinyConfig(t)
@@ -115,6 +117,7 @@ func TestConfigParams(t *testing.T) {
 				c.Generator.Layers[1].Out = 3
 			}, ""},
 		{"invalid value", "lebm_sigma=-1", nil, "Sigma (likelihood σ) = -1"},
+		{"compute dtype", "lebm_dtype=float32;lebm_compute_dtype=bfloat16", func(c *Config) { c.DType, c.ComputeDType = "float32", "bfloat16" }, ""},
 		{"ragged layers", "lebm_generator_layers=8,4,1", nil, "want 4 (out, kernel, stride, padding) per layer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,6 +144,24 @@ func TestConfigParams(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("older context without the optional compute dtype", func(t *testing.T) {
+		full := context.New()
+		cfg.SetParams(full)
+		old := context.New()
+		for _, p := range cfg.params() {
+			if p.key != "compute_dtype" {
+				v, _ := full.GetParam(ParamPrefix + p.key)
+				old.SetParam(ParamPrefix+p.key, v)
+			}
+		}
+		layers, _ := full.GetParam(ParamPrefix + generatorLayersKey)
+		old.SetParam(ParamPrefix+generatorLayersKey, layers)
+		got, err := ConfigFromContext(old)
+		if err != nil || got.ComputeDType != "" || !reflect.DeepEqual(got, cfg) {
+			t.Errorf("ConfigFromContext without lebm_compute_dtype = %+v, %v; want the config with ComputeDType \"\"", got, err)
+		}
+	})
 
 	t.Run("missing and mistyped", func(t *testing.T) {
 		ctx := context.New()

@@ -25,7 +25,11 @@ const (
 // Decode returns the generator's images G(z) [B, H, W, C] for latents
 // z [B, nz].
 func Decode(ctx *context.Context, cfg Config, z *Node) *Node {
-	return nets.Generator(scope(ctx, GeneratorScope), z, cfg.Generator)
+	compute := z.DType()
+	if cfg.ComputeDType == "bfloat16" {
+		compute = dtypes.BFloat16
+	}
+	return nets.GeneratorIn(scope(ctx, GeneratorScope), z, cfg.Generator, compute)
 }
 
 // EBMEnergy returns the learned part f(z) of the prior energy, one value

@@ -18,45 +18,50 @@ const ParamPrefix = "lebm_"
 type param struct {
 	key string
 	ptr any
+	// optional parameters may be missing (checkpoints written before they
+	// existed); the field then keeps its zero value, which must mean the
+	// old behaviour.
+	optional bool
 }
 
 // params lists the settings of c stored as context parameters; the
 // generator's layers are handled apart (see generatorLayers).
 func (c *Config) params() []param {
 	return []param{
-		{"generator_nz", &c.Generator.Nz},
-		{"prior_hidden", &c.Prior.Hidden},
-		{"prior_activation", &c.Prior.Activation},
-		{"prior_leaky_slope", &c.Prior.LeakySlope},
-		{"sigma", &c.Sigma},
-		{"prior_sigma", &c.PriorSigma},
-		{"posterior_steps", &c.PosteriorLangevin.Steps},
-		{"posterior_step_size", &c.PosteriorLangevin.StepSize},
-		{"posterior_no_noise", &c.PosteriorLangevin.NoNoise},
-		{"test_posterior_steps", &c.TestPosteriorLangevin.Steps},
-		{"test_posterior_step_size", &c.TestPosteriorLangevin.StepSize},
-		{"test_posterior_no_noise", &c.TestPosteriorLangevin.NoNoise},
-		{"prior_steps", &c.PriorLangevin.Steps},
-		{"prior_step_size", &c.PriorLangevin.StepSize},
-		{"prior_no_noise", &c.PriorLangevin.NoNoise},
-		{"generation_steps", &c.GenerationLangevin.Steps},
-		{"generation_step_size", &c.GenerationLangevin.StepSize},
-		{"generation_no_noise", &c.GenerationLangevin.NoNoise},
-		{"method", &c.Method},
-		{"ed_t", &c.ED.T},
-		{"ed_m", &c.ED.M},
-		{"ed_w", &c.ED.W},
-		{"ed_drop_log_m", &c.ED.DropLogM},
-		{"sm_variant", &c.SMVariant},
-		{"sm_projections", &c.SMProjections},
-		{"generator_lr", &c.GeneratorLR},
-		{"prior_lr", &c.PriorLR},
-		{"adam_beta1", &c.Beta1},
-		{"adam_beta2", &c.Beta2},
-		{"adam_epsilon", &c.AdamEpsilon},
-		{"lr_decay", &c.LRDecay},
-		{"dtype", &c.DType},
-		{"seed", &c.Seed},
+		{key: "generator_nz", ptr: &c.Generator.Nz},
+		{key: "prior_hidden", ptr: &c.Prior.Hidden},
+		{key: "prior_activation", ptr: &c.Prior.Activation},
+		{key: "prior_leaky_slope", ptr: &c.Prior.LeakySlope},
+		{key: "sigma", ptr: &c.Sigma},
+		{key: "prior_sigma", ptr: &c.PriorSigma},
+		{key: "posterior_steps", ptr: &c.PosteriorLangevin.Steps},
+		{key: "posterior_step_size", ptr: &c.PosteriorLangevin.StepSize},
+		{key: "posterior_no_noise", ptr: &c.PosteriorLangevin.NoNoise},
+		{key: "test_posterior_steps", ptr: &c.TestPosteriorLangevin.Steps},
+		{key: "test_posterior_step_size", ptr: &c.TestPosteriorLangevin.StepSize},
+		{key: "test_posterior_no_noise", ptr: &c.TestPosteriorLangevin.NoNoise},
+		{key: "prior_steps", ptr: &c.PriorLangevin.Steps},
+		{key: "prior_step_size", ptr: &c.PriorLangevin.StepSize},
+		{key: "prior_no_noise", ptr: &c.PriorLangevin.NoNoise},
+		{key: "generation_steps", ptr: &c.GenerationLangevin.Steps},
+		{key: "generation_step_size", ptr: &c.GenerationLangevin.StepSize},
+		{key: "generation_no_noise", ptr: &c.GenerationLangevin.NoNoise},
+		{key: "method", ptr: &c.Method},
+		{key: "ed_t", ptr: &c.ED.T},
+		{key: "ed_m", ptr: &c.ED.M},
+		{key: "ed_w", ptr: &c.ED.W},
+		{key: "ed_drop_log_m", ptr: &c.ED.DropLogM},
+		{key: "sm_variant", ptr: &c.SMVariant},
+		{key: "sm_projections", ptr: &c.SMProjections},
+		{key: "generator_lr", ptr: &c.GeneratorLR},
+		{key: "prior_lr", ptr: &c.PriorLR},
+		{key: "adam_beta1", ptr: &c.Beta1},
+		{key: "adam_beta2", ptr: &c.Beta2},
+		{key: "adam_epsilon", ptr: &c.AdamEpsilon},
+		{key: "lr_decay", ptr: &c.LRDecay},
+		{key: "dtype", ptr: &c.DType},
+		{key: "compute_dtype", ptr: &c.ComputeDType, optional: true},
+		{key: "seed", ptr: &c.Seed},
 	}
 }
 
@@ -92,6 +97,9 @@ func (c Config) SetParams(ctx *context.Context) {
 func ConfigFromContext(ctx *context.Context) (Config, error) {
 	var c Config
 	for _, p := range c.params() {
+		if _, found := ctx.GetParam(ParamPrefix + p.key); !found && p.optional {
+			continue
+		}
 		if err := getParam(ctx, ParamPrefix+p.key, p.ptr); err != nil {
 			return Config{}, err
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/layers/activations"
@@ -119,18 +120,37 @@ func (c GeneratorConfig) OutputShape() (h, w, ch int) {
 // needs ctx.Reuse() after the first call. It panics if cfg is invalid or z
 // is not [B, Nz].
 func Generator(ctx *context.Context, z *Node, cfg GeneratorConfig) *Node {
+	return GeneratorIn(ctx, z, cfg, z.DType())
+}
+
+// GeneratorIn is Generator with its layers computed in the floating-point
+// type compute (BFloat16, say, for the GPU's fast matrix units) while its
+// variables, z and the images keep z's dtype: mixed precision. The final
+// tanh runs in z's dtype.
+func GeneratorIn(ctx *context.Context, z *Node, cfg GeneratorConfig, compute dtypes.DType) *Node {
 	if err := cfg.Validate(); err != nil {
 		panic(fmt.Errorf("nets: Generator: %w", err))
 	}
 	if z.Rank() != 2 || z.Shape().Dimensions[1] != cfg.Nz {
 		panic(fmt.Errorf("nets: Generator: z has shape %s; want [batch, %d]", z.Shape(), cfg.Nz))
 	}
-	x := Reshape(z, z.Shape().Dimensions[0], 1, 1, cfg.Nz)
+	if !compute.IsFloat() {
+		panic(fmt.Errorf("nets: Generator: compute dtype %s; want a floating-point type", compute))
+	}
+	x := convertTo(Reshape(z, z.Shape().Dimensions[0], 1, 1, cfg.Nz), compute)
 	for i, layer := range cfg.Layers {
 		if i > 0 {
 			x = activations.LeakyReluWithAlpha(x, GeneratorLeakySlope)
 		}
-		x = ConvTranspose2DLayer(ctx.In(fmt.Sprintf("layer_%d", i)), x, layer, true)
+		x = convTranspose2DLayer(ctx.In(fmt.Sprintf("layer_%d", i)), x, layer, true, z.DType())
 	}
-	return Tanh(x)
+	return Tanh(convertTo(x, z.DType()))
+}
+
+// convertTo converts x to dtype, adding no node when it already is.
+func convertTo(x *Node, dtype dtypes.DType) *Node {
+	if x.DType() == dtype {
+		return x
+	}
+	return ConvertDType(x, dtype)
 }

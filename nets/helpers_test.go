@@ -72,6 +72,13 @@ func variableData(t testing.TB, ctx *context.Context, scope, name string) []floa
 	if err != nil {
 		t.Fatal(err)
 	}
+	if value.DType() == dtypes.Float32 {
+		var data []float64
+		for _, v := range tensors.MustCopyFlatData[float32](value) {
+			data = append(data, float64(v))
+		}
+		return data
+	}
 	data, err := tensors.CopyFlatData[float64](value)
 	if err != nil {
 		t.Fatal(err)

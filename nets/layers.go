@@ -3,6 +3,7 @@ package nets
 import (
 	"math"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -33,19 +34,25 @@ type ConvTLayer struct {
 //
 // The variables take x's dtype.
 func ConvTranspose2DLayer(ctx *context.Context, x *Node, layer ConvTLayer, bias bool) *Node {
-	dtype, cin := x.DType(), x.Shape().Dimensions[x.Rank()-1]
+	return convTranspose2DLayer(ctx, x, layer, bias, x.DType())
+}
+
+// convTranspose2DLayer is ConvTranspose2DLayer with variables of dtype
+// vars, converted to x's dtype for the computation (mixed precision).
+func convTranspose2DLayer(ctx *context.Context, x *Node, layer ConvTLayer, bias bool, vars dtypes.DType) *Node {
+	cin := x.Shape().Dimensions[x.Rank()-1]
 	kernel := ctx.WithInitializer(initializers.XavierNormalFn(ctx)).
-		VariableWithShape("weights", shapes.Make(dtype, layer.Kernel, layer.Kernel, cin, layer.Out)).
+		VariableWithShape("weights", shapes.Make(vars, layer.Kernel, layer.Kernel, cin, layer.Out)).
 		ValueGraph(x.Graph())
 	var b *Node
 	if bias {
 		bound := 1 / math.Sqrt(float64(layer.Out*layer.Kernel*layer.Kernel))
-		b = ctx.WithInitializer(initializers.RandomUniformFn(ctx, -bound, bound)).
-			VariableWithShape("biases", shapes.Make(dtype, layer.Out)).
-			ValueGraph(x.Graph())
+		b = convertTo(ctx.WithInitializer(initializers.RandomUniformFn(ctx, -bound, bound)).
+			VariableWithShape("biases", shapes.Make(vars, layer.Out)).
+			ValueGraph(x.Graph()), x.DType())
 	}
 	impl := ConvTImpl(context.GetParamOr(ctx, ParamConvTImpl, string(ConvTAuto)))
-	return ConvTranspose2D(x, kernel, b, layer.Stride, layer.Padding, impl)
+	return ConvTranspose2D(x, convertTo(kernel, x.DType()), b, layer.Stride, layer.Padding, impl)
 }
 
 // dense returns x [B, D]·W + b with "weights" [D, out], Xavier-normal, and

@@ -43,6 +43,7 @@ job() { # class method
 export -f job
 export out train_size batch epochs keep score_n
 
+# shellcheck disable=SC2016 # $0 and $1 expand in the child bash
 for k in $classes; do for m in $methods; do echo "$k $m"; done; done |
   xargs -P "$jobs" -L 1 bash -c 'job "$0" "$1"'
 

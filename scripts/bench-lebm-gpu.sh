@@ -16,6 +16,12 @@
 #   GO_FLAGS    extra flags for bench-lebm (e.g. "-iters 5")
 #   PY_FLAGS    extra flags for lebm_bench.py (e.g. "--compile")
 #   PT_TF32=1   also run PyTorch with --tf32 (lebm-speed-gpu-pytorch-tf32.md)
+#   GO_BF16=1   also run bench-lebm with bfloat16 generator layers
+#               (-compute-dtype bfloat16; lebm-speed-gpu-go-bf16.md)
+#   GO_NO_TF32=1 also run bench-lebm with NVIDIA_TF32_OVERRIDE=0, NVIDIA's
+#               switch that keeps cuBLAS and cuDNN in full float32
+#               (lebm-speed-gpu-go-fp32.md; whether XLA's own kernels honour
+#               it is untested)
 #   PYTHON      the Python with torch and jax-cuda13-pjrt (default python3)
 #   BENCH_LEBM  a prebuilt bench-lebm binary, used when `go` is not on PATH
 #               (default bin/bench-lebm). The device machine has no Go: build
@@ -57,9 +63,6 @@ echo "# GOMLX_BACKEND=$GOMLX_BACKEND"
 echo "# XLA_FLAGS=$XLA_FLAGS"
 
 # --- Go (GoMLX, XLA CUDA) ----------------------------------------------------
-go_md=$out_dir/lebm-speed-gpu-go.md
-# shellcheck disable=SC2086 # GO_FLAGS is a list of flags
-go_args=(-backend "$GOMLX_BACKEND" -shapes "$shapes" -batch "$batch" -out "$go_md" ${GO_FLAGS:-})
 if command -v go >/dev/null 2>&1; then
   go_cmd=(go run ./cmd/bench-lebm)
 else
@@ -70,16 +73,29 @@ else
   fi
   go_cmd=("$bin")
 fi
-echo "# ${go_cmd[*]} ${go_args[*]}"
-"${go_cmd[@]}" "${go_args[@]}" 2>&1 | tee "$out_dir/lebm-speed-gpu-go.log"
+# go_bench NAME [FLAG...]: one bench-lebm run into lebm-speed-gpu-NAME.md
+# (and .log); the environment of the call applies.
+go_bench() {
+  local name=$1
+  shift
+  # shellcheck disable=SC2206 # GO_FLAGS is a list of flags
+  local args=(-backend "$GOMLX_BACKEND" -shapes "$shapes" -batch "$batch" -out "$out_dir/lebm-speed-gpu-$name.md" "$@" ${GO_FLAGS:-})
+  echo "# ${go_cmd[*]} ${args[*]}"
+  "${go_cmd[@]}" "${args[@]}" 2>&1 | tee "$out_dir/lebm-speed-gpu-$name.log"
+}
+go_md=$out_dir/lebm-speed-gpu-go.md
+go_bench go
+if [[ ${GO_BF16:-0} == 1 ]]; then go_bench go-bf16 -compute-dtype bfloat16; fi
+if [[ ${GO_NO_TF32:-0} == 1 ]]; then NVIDIA_TF32_OVERRIDE=0 go_bench go-fp32; fi
 
 # --- PyTorch (eager, CUDA) ---------------------------------------------------
 pt_md=$out_dir/lebm-speed-gpu-pytorch.md
-# shellcheck disable=SC2086 # PY_FLAGS is a list of flags
+# shellcheck disable=SC2206 # PY_FLAGS is a list of flags
 py_args=(scripts/lebm_bench.py --device cuda --shapes "$shapes" --batch "$batch" --out "$pt_md" ${PY_FLAGS:-})
 echo "# $py ${py_args[*]}"
 PYTHONUNBUFFERED=1 "$py" "${py_args[@]}" 2>&1 | tee "$out_dir/lebm-speed-gpu-pytorch.log"
 if [[ ${PT_TF32:-0} == 1 ]]; then
+  # shellcheck disable=SC2206 # PY_FLAGS is a list of flags
   py_args=(scripts/lebm_bench.py --device cuda --shapes "$shapes" --batch "$batch" --tf32
            --out "$out_dir/lebm-speed-gpu-pytorch-tf32.md" ${PY_FLAGS:-})
   echo "# $py ${py_args[*]}"
@@ -95,6 +111,14 @@ echo
 echo "## PyTorch"
 echo
 cat "$pt_md"
+for extra in go-bf16 go-fp32; do
+  if [[ -f $out_dir/lebm-speed-gpu-$extra.md ]]; then
+    echo
+    echo "## Go, $extra"
+    echo
+    cat "$out_dir/lebm-speed-gpu-$extra.md"
+  fi
+done
 if [[ -f $out_dir/lebm-speed-gpu-pytorch-tf32.md && ${PT_TF32:-0} == 1 ]]; then
   echo
   echo "## PyTorch, TF32"

@@ -36,6 +36,7 @@ func main() {
 	priorBatch := flag.Int("prior-batch", 0, "batch size of the prior-update-only measurement (0: -batch)")
 	out := flag.String("out", "", "Markdown file to write (default: print only)")
 	backendFlag := flag.String("backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	computeDType := flag.String("compute-dtype", "", fmt.Sprintf("generator layers' dtype %q (\"\": float32, the model's)", lebm.ComputeDTypes))
 	flag.Parse()
 
 	b, choice, err := backend.Open(*backendFlag)
@@ -54,7 +55,7 @@ func main() {
 		priorCD := 0.0
 		rows := map[string][2]float64{}
 		for _, method := range strings.Split(*methods, ",") {
-			full, prior, err := measure(b, shape, method, *batch, *priorBatch, *iters, *priorIters)
+			full, prior, err := measure(b, shape, method, *computeDType, *batch, *priorBatch, *iters, *priorIters)
 			if err != nil {
 				log.Fatalf("bench-lebm: %s/%s: %v", shape, method, err)
 			}
@@ -82,13 +83,13 @@ func main() {
 }
 
 // measure returns seconds per full training iteration and per prior update
-// alone for one shape and method.
-func measure(b backends.Backend, shape, method string, batch, priorBatch, iters, priorIters int) (full, prior float64, err error) {
+// alone for one shape and method, the generator's layers in computeDType.
+func measure(b backends.Backend, shape, method, computeDType string, batch, priorBatch, iters, priorIters int) (full, prior float64, err error) {
 	cfg, err := lebm.DefaultConfig(shape)
 	if err != nil {
 		return 0, 0, err
 	}
-	cfg.Method, cfg.Seed = method, 1
+	cfg.Method, cfg.ComputeDType, cfg.Seed = method, computeDType, 1
 	model, err := lebm.New(b, cfg)
 	if err != nil {
 		return 0, 0, err

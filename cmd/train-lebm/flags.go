@@ -91,7 +91,7 @@ type modelSettings struct {
 	postSteps, testPostSteps, priorSteps, genSteps, edM, smProj *int
 	postStep, testPostStep, priorStep, genStep                  *float64
 	edT, edW, lrGen, lrPrior, lrDecay, sigma                    *float64
-	smVariant                                                   *string
+	smVariant, computeDType                                     *string
 }
 
 func modelFlags(fs *flag.FlagSet) modelSettings {
@@ -114,6 +114,7 @@ func modelFlags(fs *flag.FlagSet) modelSettings {
 		lrPrior:       fs.Float64("lr-prior", d.PriorLR, "prior Adam learning rate"),
 		lrDecay:       fs.Float64("lr-decay", d.LRDecay, "learning-rate decay per epoch (1: none)"),
 		sigma:         fs.Float64("sigma", d.Sigma, "σ of the Gaussian likelihood"),
+		computeDType:  fs.String("compute-dtype", d.ComputeDType, fmt.Sprintf("generator layers' dtype %q: bfloat16 for the GPU's fast matrix units, variables and energies staying float32 (\"\": float32)", lebm.ComputeDTypes)),
 	}
 }
 
@@ -157,5 +158,8 @@ func (s modelSettings) apply(cfg *lebm.Config, set map[string]bool) {
 	}
 	if set["sm-variant"] {
 		cfg.SMVariant = *s.smVariant
+	}
+	if set["compute-dtype"] {
+		cfg.ComputeDType = *s.computeDType
 	}
 }

@@ -153,6 +153,7 @@ func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
 		{"anomaly hold-out class that does not exist", quickFlags(t.TempDir(), "1", "-anomaly-holdout", "12"), nil,
 			[]string{"-anomaly-holdout", "held-out class 12"}},
 		{"bad ED setting", quickFlags(t.TempDir(), "1", "-ed-t", "-1"), nil, []string{"t (perturbation variance) = -1"}},
+		{"unknown compute dtype", quickFlags(t.TempDir(), "1", "-compute-dtype", "float16"), nil, []string{"ComputeDType", "float16"}},
 		{"checkpoint of another architecture", quickFlags(trained, "2", "-ed-m", "4"), nil,
 			[]string{"different model", "ED"}},
 		{"corrupt checkpoint", quickFlags(trained, "2"), func() { os.Truncate(bins[0], 100) },
