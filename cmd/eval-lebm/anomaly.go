@@ -10,13 +10,20 @@ import (
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/plots"
 )
+
+// AnomalyScoresFile holds every scored image's label and score, a column
+// per checkpoint, beside summary.json: enough to recompute or bootstrap the
+// AUPRC.
+const AnomalyScoresFile = "anomaly_scores.csv"
 
 // scoreAnomalies rebuilds the run's anomaly-detection split, scores (an
 // evenly spaced subset of) its test images with lebm's anomaly score and
 // computes the AUPRC with anomalies as positives: for model, or for each of
-// the last o.anomalyCkpts epoch snapshots, averaged.
-func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, s *eval.Report) error {
+// the last o.anomalyCkpts epoch snapshots, averaged. The scores go to
+// AnomalyScoresFile in out.
+func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string, s *eval.Report) error {
 	images, labels, err := anomalyTestSet(o)
 	if err != nil {
 		return err
@@ -27,37 +34,54 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, s *eval.Re
 			s.AnomalyPositives++
 		}
 	}
-	if o.anomalyCkpts <= 0 {
-		auprc, err := anomalyAUPRC(model, images, labels, o.batch)
+	models := []*lebm.Model{model}
+	names := []string{s.Checkpoint}
+	if o.anomalyCkpts > 0 {
+		snapshots := filepath.Join(o.runDir, "epochs")
+		paths, err := lebm.Checkpoints(snapshots)
+		if err != nil {
+			return fmt.Errorf("-anomaly-checkpoints %d: %w (train with -keep-epochs)", o.anomalyCkpts, err)
+		}
+		if len(paths) < o.anomalyCkpts {
+			return fmt.Errorf("-anomaly-checkpoints %d: %s holds only %d snapshots", o.anomalyCkpts, snapshots, len(paths))
+		}
+		models, names = nil, paths[len(paths)-o.anomalyCkpts:]
+	}
+	header := []string{"image", "anomalous"}
+	columns := [][]float64{}
+	for i, name := range names {
+		m := model
+		if models == nil {
+			if m, err = lebm.LoadCheckpoint(b, name, o.samplers()...); err != nil {
+				return err
+			}
+		}
+		scores, auprc, err := anomalyAUPRC(m, images, labels, o.batch)
 		if err != nil {
 			return err
 		}
-		s.AnomalyAUPRC, s.AnomalyAUPRCs, s.AnomalyCheckpoints = auprc, []float64{auprc}, []string{s.Checkpoint}
-		return nil
-	}
-	snapshots := filepath.Join(o.runDir, "epochs")
-	paths, err := lebm.Checkpoints(snapshots)
-	if err != nil {
-		return fmt.Errorf("-anomaly-checkpoints %d: %w (train with -keep-epochs)", o.anomalyCkpts, err)
-	}
-	if len(paths) < o.anomalyCkpts {
-		return fmt.Errorf("-anomaly-checkpoints %d: %s holds only %d snapshots", o.anomalyCkpts, snapshots, len(paths))
+		if models == nil {
+			fmt.Printf("anomaly AUPRC %.4f at %s\n", auprc, name)
+		}
+		s.AnomalyAUPRCs, s.AnomalyCheckpoints = append(s.AnomalyAUPRCs, auprc), append(s.AnomalyCheckpoints, name)
+		header = append(header, fmt.Sprintf("score_%d", i))
+		columns = append(columns, scores)
 	}
 	s.AnomalyAUPRC = 0
-	for _, path := range paths[len(paths)-o.anomalyCkpts:] {
-		snapshot, err := lebm.LoadCheckpoint(b, path, o.samplers()...)
-		if err != nil {
-			return err
-		}
-		auprc, err := anomalyAUPRC(snapshot, images, labels, o.batch)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("anomaly AUPRC %.4f at %s\n", auprc, path)
-		s.AnomalyAUPRCs, s.AnomalyCheckpoints = append(s.AnomalyAUPRCs, auprc), append(s.AnomalyCheckpoints, path)
-		s.AnomalyAUPRC += auprc / float64(o.anomalyCkpts)
+	for _, a := range s.AnomalyAUPRCs {
+		s.AnomalyAUPRC += a / float64(len(s.AnomalyAUPRCs))
 	}
-	return nil
+	rows := make([][]float64, images.N)
+	for i := range rows {
+		rows[i] = []float64{float64(i), 0}
+		if labels[i] {
+			rows[i][1] = 1
+		}
+		for _, c := range columns {
+			rows[i] = append(rows[i], c[i])
+		}
+	}
+	return plots.WriteCSV(filepath.Join(out, AnomalyScoresFile), header, rows)
 }
 
 // anomalyTestSet returns the (subset of the) anomaly-detection test split
@@ -98,15 +122,17 @@ func anomalyTestSet(o options) (*datasets.Images, []bool, error) {
 	return images, labels, nil
 }
 
-// anomalyAUPRC scores images with model and returns the AUPRC.
-func anomalyAUPRC(model *lebm.Model, images *datasets.Images, labels []bool, batch int) (float64, error) {
+// anomalyAUPRC scores images with model and returns the scores and their
+// AUPRC.
+func anomalyAUPRC(model *lebm.Model, images *datasets.Images, labels []bool, batch int) ([]float64, float64, error) {
 	values, err := mapBatches(images, images.N, batch, "scored", model.AnomalyScore)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	scores := make([]float64, len(values))
 	for i, v := range values {
 		scores[i] = float64(v)
 	}
-	return eval.AUPRC(scores, labels)
+	auprc, err := eval.AUPRC(scores, labels)
+	return scores, auprc, err
 }

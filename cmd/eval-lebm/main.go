@@ -213,7 +213,7 @@ func run(o options) error {
 		return err
 	}
 	if o.anomalyHoldout >= 0 {
-		if err := scoreAnomalies(b, model, o, &s); err != nil {
+		if err := scoreAnomalies(b, model, o, out, &s); err != nil {
 			return fmt.Errorf("flag -anomaly-holdout: %w", err)
 		}
 		fmt.Printf("anomaly detection, class %d held out: AUPRC %.4f on %d test images (mean over %d checkpoints)\n",

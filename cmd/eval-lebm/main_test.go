@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/csv"
 	"image/png"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -148,6 +150,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if want := heldOutAmongScored(t, 1, 64); s.AnomalyPositives != want {
 		t.Errorf("summary: %d anomalies among the scored images, want %d (class 1 by label)", s.AnomalyPositives, want)
 	}
+	checkAnomalyScores(t, filepath.Join(runDir, "eval"), s)
 	for _, name := range []string{"reconstructions.png", "energy_profile.png", "autocorrelation.png", "prior_interpolation.png", "posterior_interpolation.png", "samples.png"} {
 		if _, err := os.Stat(filepath.Join(runDir, "eval", name)); err != nil {
 			t.Errorf("missing output: %v", err)
@@ -338,4 +341,44 @@ func heldOutAmongScored(t *testing.T, heldOut, n int) int {
 		}
 	}
 	return count
+}
+
+// checkAnomalyScores reads the scores file beside a report: its labels
+// hold the report's anomaly count and each score column's AUPRC is the
+// report's for that checkpoint.
+func checkAnomalyScores(t *testing.T, dir string, s *eval.Report) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, AnomalyScoresFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) != s.AnomalyImages+1 || len(records[0]) != 2+len(s.AnomalyAUPRCs) {
+		t.Fatalf("%s: %d rows of %d columns, want a header and %d rows of %d", AnomalyScoresFile, len(records), len(records[0]), s.AnomalyImages, 2+len(s.AnomalyAUPRCs))
+	}
+	labels, positives := make([]bool, s.AnomalyImages), 0
+	for i, r := range records[1:] {
+		labels[i] = r[1] == "1"
+		if labels[i] {
+			positives++
+		}
+	}
+	if positives != s.AnomalyPositives {
+		t.Errorf("%s: %d anomalies, the report says %d", AnomalyScoresFile, positives, s.AnomalyPositives)
+	}
+	for c, want := range s.AnomalyAUPRCs {
+		scores := make([]float64, s.AnomalyImages)
+		for i, r := range records[1:] {
+			if scores[i], err = strconv.ParseFloat(r[2+c], 64); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := eval.AUPRC(scores, labels); err != nil || got != want {
+			t.Errorf("%s column %d: AUPRC %v (%v), the report says %v", AnomalyScoresFile, c, got, err, want)
+		}
+	}
 }
