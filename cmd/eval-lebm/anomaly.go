@@ -10,19 +10,13 @@ import (
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
-	"github.com/edlebm/edlebm/plots"
 )
-
-// AnomalyScoresFile holds every scored image's label and score, a column
-// per checkpoint, beside summary.json: enough to recompute or bootstrap the
-// AUPRC.
-const AnomalyScoresFile = "anomaly_scores.csv"
 
 // scoreAnomalies rebuilds the run's anomaly-detection split, scores (an
 // evenly spaced subset of) its test images with lebm's anomaly score and
 // computes the AUPRC with anomalies as positives: for model, or for each of
 // the last o.anomalyCkpts epoch snapshots, averaged. The scores go to
-// AnomalyScoresFile in out.
+// eval.AnomalyScoresFile in out.
 func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string, s *eval.Report) error {
 	images, labels, err := anomalyTestSet(o)
 	if err != nil {
@@ -34,9 +28,9 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 			s.AnomalyPositives++
 		}
 	}
-	models := []*lebm.Model{model}
 	names := []string{s.Checkpoint}
-	if o.anomalyCkpts > 0 {
+	fromSnapshots := o.anomalyCkpts > 0
+	if fromSnapshots {
 		snapshots := filepath.Join(o.runDir, "epochs")
 		paths, err := lebm.Checkpoints(snapshots)
 		if err != nil {
@@ -45,13 +39,12 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 		if len(paths) < o.anomalyCkpts {
 			return fmt.Errorf("-anomaly-checkpoints %d: %s holds only %d snapshots", o.anomalyCkpts, snapshots, len(paths))
 		}
-		models, names = nil, paths[len(paths)-o.anomalyCkpts:]
+		names = paths[len(paths)-o.anomalyCkpts:]
 	}
-	header := []string{"image", "anomalous"}
-	columns := [][]float64{}
-	for i, name := range names {
+	var columns [][]float64
+	for _, name := range names {
 		m := model
-		if models == nil {
+		if fromSnapshots {
 			if m, err = lebm.LoadCheckpoint(b, name, o.samplers()...); err != nil {
 				return err
 			}
@@ -60,28 +53,17 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 		if err != nil {
 			return err
 		}
-		if models == nil {
+		if fromSnapshots {
 			fmt.Printf("anomaly AUPRC %.4f at %s\n", auprc, name)
 		}
 		s.AnomalyAUPRCs, s.AnomalyCheckpoints = append(s.AnomalyAUPRCs, auprc), append(s.AnomalyCheckpoints, name)
-		header = append(header, fmt.Sprintf("score_%d", i))
 		columns = append(columns, scores)
 	}
 	s.AnomalyAUPRC = 0
 	for _, a := range s.AnomalyAUPRCs {
 		s.AnomalyAUPRC += a / float64(len(s.AnomalyAUPRCs))
 	}
-	rows := make([][]float64, images.N)
-	for i := range rows {
-		rows[i] = []float64{float64(i), 0}
-		if labels[i] {
-			rows[i][1] = 1
-		}
-		for _, c := range columns {
-			rows[i] = append(rows[i], c[i])
-		}
-	}
-	return plots.WriteCSV(filepath.Join(out, AnomalyScoresFile), header, rows)
+	return eval.WriteAnomalyScores(filepath.Join(out, eval.AnomalyScoresFile), labels, columns)
 }
 
 // anomalyTestSet returns the (subset of the) anomaly-detection test split

@@ -348,7 +348,7 @@ func heldOutAmongScored(t *testing.T, heldOut, n int) int {
 // report's for that checkpoint.
 func checkAnomalyScores(t *testing.T, dir string, s *eval.Report) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, AnomalyScoresFile))
+	f, err := os.Open(filepath.Join(dir, eval.AnomalyScoresFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func checkAnomalyScores(t *testing.T, dir string, s *eval.Report) {
 		t.Fatal(err)
 	}
 	if len(records) != s.AnomalyImages+1 || len(records[0]) != 2+len(s.AnomalyAUPRCs) {
-		t.Fatalf("%s: %d rows of %d columns, want a header and %d rows of %d", AnomalyScoresFile, len(records), len(records[0]), s.AnomalyImages, 2+len(s.AnomalyAUPRCs))
+		t.Fatalf("%s: %d rows of %d columns, want a header and %d rows of %d", eval.AnomalyScoresFile, len(records), len(records[0]), s.AnomalyImages, 2+len(s.AnomalyAUPRCs))
 	}
 	labels, positives := make([]bool, s.AnomalyImages), 0
 	for i, r := range records[1:] {
@@ -368,7 +368,7 @@ func checkAnomalyScores(t *testing.T, dir string, s *eval.Report) {
 		}
 	}
 	if positives != s.AnomalyPositives {
-		t.Errorf("%s: %d anomalies, the report says %d", AnomalyScoresFile, positives, s.AnomalyPositives)
+		t.Errorf("%s: %d anomalies, the report says %d", eval.AnomalyScoresFile, positives, s.AnomalyPositives)
 	}
 	for c, want := range s.AnomalyAUPRCs {
 		scores := make([]float64, s.AnomalyImages)
@@ -378,7 +378,7 @@ func checkAnomalyScores(t *testing.T, dir string, s *eval.Report) {
 			}
 		}
 		if got, err := eval.AUPRC(scores, labels); err != nil || got != want {
-			t.Errorf("%s column %d: AUPRC %v (%v), the report says %v", AnomalyScoresFile, c, got, err, want)
+			t.Errorf("%s column %d: AUPRC %v (%v), the report says %v", eval.AnomalyScoresFile, c, got, err, want)
 		}
 	}
 }

@@ -1,0 +1,146 @@
+package eval
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The bootstrap distribution of a sample mean has variance
+// (1/n)·(1/n)Σ(x − x̄)² exactly; 4,000 resamples estimate its standard
+// deviation to about 1 %.
+func TestBootstrapOfTheMeanMatchesTheClosedForm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 50
+	x := make([]float64, n)
+	mean := 0.0
+	for i := range x {
+		x[i] = rng.ExpFloat64()
+		mean += x[i] / n
+	}
+	variance := 0.0
+	for _, v := range x {
+		variance += (v - mean) * (v - mean) / n
+	}
+	want := math.Sqrt(variance / n)
+	means := Bootstrap(n, 4000, 7, func(idx []int) float64 {
+		s := 0.0
+		for _, i := range idx {
+			s += x[i] / n
+		}
+		return s
+	})
+	m, sd := 0.0, 0.0
+	for _, v := range means {
+		m += v / float64(len(means))
+	}
+	for _, v := range means {
+		sd += (v - m) * (v - m) / float64(len(means)-1)
+	}
+	if sd = math.Sqrt(sd); math.Abs(sd-want)/want > 0.05 || math.Abs(m-mean) > 3*want/math.Sqrt(4000) {
+		t.Errorf("bootstrap mean %.5f ± %.5f, want %.5f ± %.5f", m, sd, mean, want)
+	}
+	again := Bootstrap(n, 4000, 7, func(idx []int) float64 {
+		s := 0.0
+		for _, i := range idx {
+			s += x[i] / n
+		}
+		return s
+	})
+	if !reflect.DeepEqual(means, again) {
+		t.Error("the same seed gave different resamples")
+	}
+}
+
+func TestBootstrapDropsNaN(t *testing.T) {
+	calls := 0
+	values := Bootstrap(3, 10, 1, func([]int) float64 {
+		calls++
+		if calls%2 == 0 {
+			return math.NaN()
+		}
+		return 1
+	})
+	if len(values) != 5 {
+		t.Errorf("%d values from 10 resamples of which 5 NaN, want 5", len(values))
+	}
+}
+
+func TestPercentileInterval(t *testing.T) {
+	// 0, 1, …, 100 in scrambled order: quantile q is 100q exactly.
+	values := make([]float64, 101)
+	for i := range values {
+		values[i] = float64((i * 37) % 101)
+	}
+	for _, c := range []struct{ level, lo, hi float64 }{{0.95, 2.5, 97.5}, {0.5, 25, 75}, {0.9, 5, 95}} {
+		lo, hi, err := PercentileInterval(values, c.level)
+		if err != nil || math.Abs(lo-c.lo) > 1e-12 || math.Abs(hi-c.hi) > 1e-12 {
+			t.Errorf("level %v: [%v, %v] (%v), want [%v, %v]", c.level, lo, hi, err, c.lo, c.hi)
+		}
+	}
+	// Between order statistics: 4 values, q = 0.25 sits at position 0.75.
+	if lo, hi, _ := PercentileInterval([]float64{10, 0, 30, 20}, 0.5); lo != 7.5 || hi != 22.5 {
+		t.Errorf("[%v, %v], want [7.5, 22.5]", lo, hi)
+	}
+	for _, bad := range []struct {
+		values []float64
+		level  float64
+	}{{nil, 0.9}, {[]float64{1}, 1}, {[]float64{1}, 0}} {
+		if _, _, err := PercentileInterval(bad.values, bad.level); err == nil {
+			t.Errorf("PercentileInterval(%v, %v): no error", bad.values, bad.level)
+		}
+	}
+}
+
+func TestMeanAUPRC(t *testing.T) {
+	labels := []bool{true, false, true, false, false}
+	columns := [][]float64{{0.9, 0.1, 0.8, 0.2, 0.3}, {0.1, 0.9, 0.8, 0.2, 0.3}}
+	// Column 0 ranks both anomalies first: 1. Column 1's order is 0.9 (n),
+	// 0.8 (a), 0.3, 0.2, 0.1 (a): precision 1/2 at recall 1/2, 2/5 at 1.
+	want := (1 + (0.5*0.5 + 0.5*0.4)) / 2
+	all := []int{0, 1, 2, 3, 4}
+	if got := MeanAUPRC(labels, columns, all); math.Abs(got-want) > 1e-15 {
+		t.Errorf("MeanAUPRC = %v, want %v", got, want)
+	}
+	// Index 0 twice and 1: one anomaly scored 0.9, one normal image 0.1
+	// (column 0) or 0.9 (column 1, a tie at the top: precision 2/3).
+	if got := MeanAUPRC(labels, columns, []int{0, 0, 1}); math.Abs(got-(1+2.0/3)/2) > 1e-15 {
+		t.Errorf("MeanAUPRC of a resample = %v, want %v", got, (1+2.0/3)/2)
+	}
+	if got := MeanAUPRC(labels, columns, []int{1, 3}); !math.IsNaN(got) {
+		t.Errorf("MeanAUPRC without anomalies = %v, want NaN", got)
+	}
+}
+
+func TestAnomalyScoresRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), AnomalyScoresFile)
+	labels := []bool{false, true, false}
+	columns := [][]float64{{1.5, -2, 1e300}, {0, math.Inf(1), 3.25}}
+	if err := WriteAnomalyScores(path, labels, columns); err != nil {
+		t.Fatal(err)
+	}
+	gotLabels, gotColumns, err := ReadAnomalyScores(path)
+	if err != nil || !reflect.DeepEqual(gotLabels, labels) || !reflect.DeepEqual(gotColumns, columns) {
+		t.Errorf("read back %v %v (%v), want %v %v", gotLabels, gotColumns, err, labels, columns)
+	}
+	if err := WriteAnomalyScores(path, labels, [][]float64{{1}}); err == nil || !strings.Contains(err.Error(), "1 scores for 3 images") {
+		t.Errorf("short column: %v", err)
+	}
+	for _, c := range []struct{ name, content, mention string }{
+		{"not ours", "a,b\n1,2\n", "want a header"},
+		{"bad label", "image,anomalous,score_0\n0,2,1.5\n", "anomalous = \"2\""},
+		{"bad score", "image,anomalous,score_0\n0,1,x\n", "row 1"},
+	} {
+		p := filepath.Join(t.TempDir(), "s.csv")
+		if err := os.WriteFile(p, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := ReadAnomalyScores(p); err == nil || !strings.Contains(err.Error(), c.mention) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error %v, want one naming %s and %q", c.name, err, p, c.mention)
+		}
+	}
+}
