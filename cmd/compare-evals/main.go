@@ -9,7 +9,10 @@
 // Each argument is [LABEL=]PATH, PATH an eval-lebm output folder or its
 // summary.json; LABEL defaults to the report's prior update (ed, cd, sm).
 // Reports of one label for different held-out classes fill one column of
-// the anomaly table. Writes comparison.md (also printed) and, with anomaly
+// the anomaly table. Where eval-lebm saved the anomaly scores beside a
+// report, the AUPRCs get 95 % bootstrap intervals over the scored images
+// and a second table gives the paired differences between labels (the
+// same resampled images for all labels of a class). Writes comparison.md (also printed) and, with anomaly
 // results, anomaly_auprc.png into -out.
 package main
 
@@ -30,12 +33,17 @@ func main() {
 	fs := flag.NewFlagSet("compare-evals", flag.ExitOnError)
 	out := fs.String("out", ".", "folder for comparison.md and anomaly_auprc.png")
 	title := fs.String("title", "", "title of the anomaly chart (default: \"anomaly AUPRC\" and the data set)")
+	resamples := fs.Int("bootstrap", 2000, "bootstrap resamples of the scored images for the AUPRC intervals and paired differences (0: none)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: compare-evals [-out DIR] [-title T] [LABEL=]EVAL_DIR_OR_SUMMARY ...")
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])
-	if err := run(fs.Args(), *out, *title); err != nil {
+	if *resamples < 0 {
+		fmt.Fprintf(os.Stderr, "compare-evals: -bootstrap %d: want ≥ 0\n", *resamples)
+		os.Exit(2)
+	}
+	if err := run(fs.Args(), *out, *title, *resamples); err != nil {
 		fmt.Fprintln(os.Stderr, "compare-evals:", err)
 		os.Exit(1)
 	}
@@ -47,7 +55,7 @@ type labelled struct {
 	report      *eval.Report
 }
 
-func run(args []string, out, title string) error {
+func run(args []string, out, title string, resamples int) error {
 	runs, err := readReports(args)
 	if err != nil {
 		return err
@@ -61,6 +69,11 @@ func run(args []string, out, title string) error {
 		return err
 	}
 	if anomaly != nil {
+		if resamples > 0 {
+			if err := anomaly.bootstrap(resamples); err != nil {
+				return err
+			}
+		}
 		md += "\n" + anomaly.markdown()
 		if title == "" {
 			title = strings.TrimSpace("anomaly AUPRC " + anomaly.data)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +45,7 @@ func TestAnomalyComparison(t *testing.T) {
 		"CD-long=" + writeReport(t, anomalyReport("cd", 1, 25, 0.9)),
 	}
 	out := t.TempDir()
-	if err := run(args, out, ""); err != nil {
+	if err := run(args, out, "", 0); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
@@ -84,7 +86,7 @@ func TestMetricsOnlyComparison(t *testing.T) {
 	r := eval.Report{Data: "fashion-mnist", Method: "sm", Step: 12, ReconstructionImages: 500, ReconstructionMSE: 0.10743,
 		Chains: 8, ChainSteps: 500, RHat: 1.284, SplitRHat: 1.339, AnomalyHeldOut: -1, Classifier: "clf", FIDSamples: 5000, ClassifierFID: 105.96}
 	out := t.TempDir()
-	if err := run([]string{writeReport(t, r)}, out, ""); err != nil {
+	if err := run([]string{writeReport(t, r)}, out, "", 0); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
@@ -125,12 +127,90 @@ func TestBadInput(t *testing.T) {
 		{"no method, no label", []string{writeReport(t, old)}, []string{"names no method", "LABEL="}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := run(c.args, t.TempDir(), "")
+			err := run(c.args, t.TempDir(), "", 0)
 			for _, m := range c.mention {
 				if err == nil || !strings.Contains(err.Error(), m) {
 					t.Errorf("error %v, want one mentioning %q", err, m)
 				}
 			}
 		})
+	}
+}
+
+// scoredReport writes an anomaly report of method on class 1 with its
+// scores file: one snapshot scoring the images, the AUPRC computed from them.
+func scoredReport(t *testing.T, method string, labels []bool, scores []float64) string {
+	t.Helper()
+	auprc, err := eval.AUPRC(scores, labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	positives := 0
+	for _, l := range labels {
+		if l {
+			positives++
+		}
+	}
+	r := anomalyReport(method, 1, positives, auprc)
+	r.AnomalyImages = len(labels)
+	dir := writeReport(t, r)
+	if err := eval.WriteAnomalyScores(filepath.Join(dir, eval.AnomalyScoresFile), labels, [][]float64{scores}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestBootstrapIntervals(t *testing.T) {
+	// 40 images, every third an anomaly. "ed" ranks every anomaly first;
+	// "cd" scores by a fixed pseudo-random pattern, "sm" exactly as "cd".
+	labels := make([]bool, 40)
+	perfect, noisy := make([]float64, 40), make([]float64, 40)
+	for i := range labels {
+		labels[i] = i%3 == 0
+		noisy[i] = float64((i * 17) % 23)
+		if labels[i] {
+			perfect[i] = 100 + noisy[i]
+		} else {
+			perfect[i] = noisy[i]
+		}
+	}
+	out := t.TempDir()
+	args := []string{scoredReport(t, "ed", labels, perfect), scoredReport(t, "cd", labels, noisy), scoredReport(t, "sm", labels, noisy)}
+	if err := run(args, out, "", 500); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cdAUPRC, _ := eval.AUPRC(noisy, labels)
+	for _, want := range []string{
+		// A perfect ranking stays perfect in every resample.
+		"| 1 | 1.000 [1.000, 1.000] |",
+		// ed − cd: the reports' difference, its interval above 0 (bold);
+		// cd − sm: identical scores differ by exactly 0 in every paired
+		// resample (unpaired resamples would not), so not bold.
+		fmt.Sprintf("| 1 | **%+.3f [", 1-cdAUPRC),
+		" +0.000 [+0.000, +0.000] |\n",
+		"Brackets: 95 % bootstrap intervals over the scored images (500 resamples).",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("comparison.md lacks %q:\n%s", want, md)
+		}
+	}
+	// cd's interval holds its AUPRC.
+	var v, lo, hi float64
+	row := string(md)[strings.Index(string(md), "| 1 | 1.000 [1.000, 1.000] |")+len("| 1 | 1.000 [1.000, 1.000] |"):]
+	if _, err := fmt.Sscanf(row, " %f [%f, %f]", &v, &lo, &hi); err != nil || math.Abs(v-cdAUPRC) > 5e-4 || !(lo <= v && v <= hi && lo < hi) {
+		t.Errorf("cd cell %q (%v): want %.3f inside a non-empty interval", row[:30], err, cdAUPRC)
+	}
+
+	// A scores file that does not match its report is an error.
+	bad := scoredReport(t, "ed", labels, perfect)
+	if err := eval.WriteAnomalyScores(filepath.Join(bad, eval.AnomalyScoresFile), labels, [][]float64{perfect, perfect}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{bad}, t.TempDir(), "", 10); err == nil || !strings.Contains(err.Error(), "2 score columns") {
+		t.Errorf("mismatched scores file: error %v, want one naming the 2 score columns", err)
 	}
 }

@@ -75,6 +75,8 @@ type anomalyTable struct {
 	classes []int
 	labels  []string
 	cells   map[anomalyKey]*eval.Report
+	scores  map[anomalyKey]*scoreSet // the cells' scored images, where saved
+	draws   map[anomalyKey][]float64 // bootstrap AUPRCs (see bootstrap)
 }
 
 type anomalyKey struct {
@@ -82,11 +84,11 @@ type anomalyKey struct {
 	label string
 }
 
-// newAnomalyTable gathers the reports with anomaly results; nil when none
-// has any. Two reports for one class and label, or anomaly reports of
-// different data sets, are errors.
+// newAnomalyTable gathers the reports with anomaly results and the scores
+// saved beside them; nil when none has any. Two reports for one class and
+// label, or anomaly reports of different data sets, are errors.
 func newAnomalyTable(runs []labelled) (*anomalyTable, error) {
-	t := &anomalyTable{cells: map[anomalyKey]*eval.Report{}}
+	t := &anomalyTable{cells: map[anomalyKey]*eval.Report{}, scores: map[anomalyKey]*scoreSet{}}
 	where := map[anomalyKey]string{}
 	for _, l := range runs {
 		r := l.report
@@ -103,7 +105,11 @@ func newAnomalyTable(runs []labelled) (*anomalyTable, error) {
 		if other, dup := where[key]; dup {
 			return nil, fmt.Errorf("%s and %s: both hold %q's anomaly result for held-out class %d; give them different labels", other, l.path, l.label, key.class)
 		}
-		where[key], t.cells[key] = l.path, r
+		scores, err := readScores(l.path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.path, err)
+		}
+		where[key], t.cells[key], t.scores[key] = l.path, r, scores
 		if !slices.Contains(t.classes, key.class) {
 			t.classes = append(t.classes, key.class)
 		}
@@ -130,9 +136,11 @@ func (t *anomalyTable) labelMean(label string) (mean float64, n int) {
 	return mean / float64(n), n
 }
 
-// markdown is the AUPRC table: a row per held-out class (mean over the
-// snapshots, their range in brackets), the chance level where the reports
-// give it, and a last row averaging over the classes.
+// markdown is the AUPRC table — a row per held-out class, the chance level
+// where the reports give it, a last row averaging over the classes — and,
+// with bootstrap draws, the table of paired differences between labels.
+// A cell's brackets hold its 95 % bootstrap interval over the scored
+// images or, without saved scores, the range over its snapshots.
 func (t *anomalyTable) markdown() string {
 	var b strings.Builder
 	b.WriteString("| held-out class |")
@@ -144,13 +152,16 @@ func (t *anomalyTable) markdown() string {
 		fmt.Fprintf(&b, "| %d |", c)
 		chance := none
 		for _, l := range t.labels {
-			r, ok := t.cells[anomalyKey{c, l}]
+			key := anomalyKey{c, l}
+			r, ok := t.cells[key]
 			if !ok {
 				b.WriteString(" " + none + " |")
 				continue
 			}
 			cell := fmt.Sprintf("%.3f", r.AnomalyAUPRC)
-			if len(r.AnomalyAUPRCs) > 1 {
+			if d := t.draws[key]; d != nil {
+				cell += interval(d)
+			} else if len(r.AnomalyAUPRCs) > 1 {
 				cell += fmt.Sprintf(" (%.3f–%.3f)", slices.Min(r.AnomalyAUPRCs), slices.Max(r.AnomalyAUPRCs))
 			}
 			b.WriteString(" " + cell + " |")
@@ -167,31 +178,110 @@ func (t *anomalyTable) markdown() string {
 		if n < len(t.classes) {
 			cell += fmt.Sprintf(" (%d of %d classes)", n, len(t.classes))
 		}
-		b.WriteString(" " + cell + " |")
+		b.WriteString(" " + cell + interval(t.meanDraws(l)) + " |")
 	}
 	b.WriteString(" |\n")
+	if len(t.draws) > 0 {
+		b.WriteString(fmt.Sprintf("\nBrackets: %.0f %% bootstrap intervals over the scored images (%d resamples).\n", 100*level, t.resamples()))
+		b.WriteString(t.differences())
+	}
+	return b.String()
+}
+
+// resamples is the number of bootstrap draws of any cell.
+func (t *anomalyTable) resamples() int {
+	for _, d := range t.draws {
+		return len(d)
+	}
+	return 0
+}
+
+// differences tabulates the paired bootstrap of AUPRC differences between
+// each pair of labels, per class and averaged over the classes; intervals
+// that exclude 0 are in bold.
+func (t *anomalyTable) differences() string {
+	type pair struct{ a, b string }
+	var pairs []pair
+	for i, a := range t.labels {
+		for _, b := range t.labels[i+1:] {
+			pairs = append(pairs, pair{a, b})
+		}
+	}
+	if len(pairs) == 0 {
+		return ""
+	}
+	// The reports' difference, bold when its interval excludes 0.
+	cell := func(point float64, draws []float64) string {
+		lo, hi, err := eval.PercentileInterval(draws, level)
+		if err != nil {
+			return none
+		}
+		text := fmt.Sprintf("%+.3f [%+.3f, %+.3f]", point, lo, hi)
+		if lo > 0 || hi < 0 {
+			text = "**" + text + "**"
+		}
+		return text
+	}
+	var b strings.Builder
+	b.WriteString("\nPaired differences of AUPRC (95 % bootstrap interval, the same resampled images for both):\n\n| held-out class |")
+	for _, p := range pairs {
+		b.WriteString(" " + p.a + " − " + p.b + " |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(pairs)) + "\n")
+	for _, c := range t.classes {
+		fmt.Fprintf(&b, "| %d |", c)
+		for _, p := range pairs {
+			a, b2 := anomalyKey{c, p.a}, anomalyKey{c, p.b}
+			text := none
+			if t.cells[a] != nil && t.cells[b2] != nil {
+				text = cell(t.cells[a].AnomalyAUPRC-t.cells[b2].AnomalyAUPRC, difference(t.draws[a], t.draws[b2]))
+			}
+			b.WriteString(" " + text + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| mean |")
+	for _, p := range pairs {
+		meanA, _ := t.labelMean(p.a)
+		meanB, _ := t.labelMean(p.b)
+		b.WriteString(" " + cell(meanA-meanB, difference(t.meanDraws(p.a), t.meanDraws(p.b))) + " |")
+	}
+	b.WriteString("\n")
 	return b.String()
 }
 
 // writeChart draws the table as grouped bars, the classes and their mean
-// along the x axis, whiskers spanning each cell's snapshots.
+// along the x axis; whiskers span the bootstrap interval or, without saved
+// scores, the snapshots' range.
 func (t *anomalyTable) writeChart(path, title string) error {
 	chart := plots.BarChart{Title: title, XLabel: "held-out class", YLabel: "AUPRC"}
 	for _, c := range t.classes {
 		chart.Groups = append(chart.Groups, fmt.Sprint(c))
 	}
 	chart.Groups = append(chart.Groups, "mean")
+	whisker := func(draws, fallback []float64) (lo, hi float64) {
+		if lo, hi, err := eval.PercentileInterval(draws, level); err == nil {
+			return lo, hi
+		}
+		if len(fallback) > 0 {
+			return slices.Min(fallback), slices.Max(fallback)
+		}
+		return math.NaN(), math.NaN()
+	}
 	for _, l := range t.labels {
 		s := plots.BarSeries{Name: l}
 		for _, c := range t.classes {
+			key := anomalyKey{c, l}
 			v, lo, hi := 0.0, math.NaN(), math.NaN()
-			if r, ok := t.cells[anomalyKey{c, l}]; ok {
-				v, lo, hi = r.AnomalyAUPRC, slices.Min(r.AnomalyAUPRCs), slices.Max(r.AnomalyAUPRCs)
+			if r, ok := t.cells[key]; ok {
+				v = r.AnomalyAUPRC
+				lo, hi = whisker(t.draws[key], r.AnomalyAUPRCs)
 			}
 			s.Values, s.Low, s.High = append(s.Values, v), append(s.Low, lo), append(s.High, hi)
 		}
 		mean, _ := t.labelMean(l)
-		s.Values, s.Low, s.High = append(s.Values, mean), append(s.Low, math.NaN()), append(s.High, math.NaN())
+		lo, hi := whisker(t.meanDraws(l), nil)
+		s.Values, s.Low, s.High = append(s.Values, mean), append(s.Low, lo), append(s.High, hi)
 		chart.Series = append(chart.Series, s)
 	}
 	return plots.WriteBarChart(path, chart)
