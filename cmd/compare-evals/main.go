@@ -1,8 +1,7 @@
 // Command compare-evals puts the reports of several eval-lebm runs side by
 // side: a Markdown table of every metric the reports hold and, when they
 // hold anomaly-detection results, a table and a bar chart of the AUPRC by
-// held-out class and run label (with the range over the averaged snapshots
-// as whiskers).
+// held-out class and run label.
 //
 //	go run ./cmd/compare-evals -out docs/results/cmp ed=runs/ed/eval cd=runs/cd/eval sm=runs/sm/eval
 //
@@ -10,10 +9,11 @@
 // summary.json; LABEL defaults to the report's prior update (ed, cd, sm).
 // Reports of one label for different held-out classes fill one column of
 // the anomaly table. Where eval-lebm saved the anomaly scores beside a
-// report, the AUPRCs get 95 % bootstrap intervals over the scored images
-// and a second table gives the paired differences between labels (the
-// same resampled images for all labels of a class). Writes comparison.md (also printed) and, with anomaly
-// results, anomaly_auprc.png into -out.
+// report, each AUPRC gets a 95 % bootstrap interval over the scored images
+// (the chart's whiskers; otherwise they span the averaged snapshots) and a
+// second table gives the paired differences between labels, resampling
+// the same images for all labels of a class. Writes comparison.md (also
+// printed) and, with anomaly results, anomaly_auprc.png into -out.
 package main
 
 import (
@@ -39,10 +39,6 @@ func main() {
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])
-	if *resamples < 0 {
-		fmt.Fprintf(os.Stderr, "compare-evals: -bootstrap %d: want ≥ 0\n", *resamples)
-		os.Exit(2)
-	}
 	if err := run(fs.Args(), *out, *title, *resamples); err != nil {
 		fmt.Fprintln(os.Stderr, "compare-evals:", err)
 		os.Exit(1)
@@ -56,6 +52,9 @@ type labelled struct {
 }
 
 func run(args []string, out, title string, resamples int) error {
+	if resamples < 0 {
+		return fmt.Errorf("flag -bootstrap %d: want ≥ 0 (0: no intervals)", resamples)
+	}
 	runs, err := readReports(args)
 	if err != nil {
 		return err

@@ -119,6 +119,7 @@ func TestBadInput(t *testing.T) {
 		mention []string
 	}{
 		{"no arguments", nil, []string{"no reports"}},
+		{"negative resamples", []string{"-1"}, []string{"-bootstrap -1"}},
 		{"missing report", []string{"ed=" + filepath.Join(ed4, "nothing")}, []string{"nothing", "no such file"}},
 		{"not a report", []string{notReport}, []string{notReport, "not an eval-lebm"}},
 		{"empty label", []string{"=" + ed4}, []string{"empty label"}},
@@ -127,7 +128,11 @@ func TestBadInput(t *testing.T) {
 		{"no method, no label", []string{writeReport(t, old)}, []string{"names no method", "LABEL="}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := run(c.args, t.TempDir(), "", 0)
+			resamples := 0
+			if c.name == "negative resamples" {
+				c.args, resamples = []string{ed4}, -1
+			}
+			err := run(c.args, t.TempDir(), "", resamples)
 			for _, m := range c.mention {
 				if err == nil || !strings.Contains(err.Error(), m) {
 					t.Errorf("error %v, want one mentioning %q", err, m)
