@@ -114,25 +114,22 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		name    string
-		args    []string
-		mention []string
+		name      string
+		args      []string
+		resamples int
+		mention   []string
 	}{
-		{"no arguments", nil, []string{"no reports"}},
-		{"negative resamples", []string{"-1"}, []string{"-bootstrap -1"}},
-		{"missing report", []string{"ed=" + filepath.Join(ed4, "nothing")}, []string{"nothing", "no such file"}},
-		{"not a report", []string{notReport}, []string{notReport, "not an eval-lebm"}},
-		{"empty label", []string{"=" + ed4}, []string{"empty label"}},
-		{"same class and label twice", []string{ed4, writeReport(t, anomalyReport("ed", 4, 40, 0.6))}, []string{"held-out class 4", `"ed"`, ed4}},
-		{"two data sets", []string{ed4, writeReport(t, mnist)}, []string{"mnist", "fashion-mnist", "one data set"}},
-		{"no method, no label", []string{writeReport(t, old)}, []string{"names no method", "LABEL="}},
+		{"no arguments", nil, 0, []string{"no reports"}},
+		{"negative resamples", []string{ed4}, -1, []string{"-bootstrap -1"}},
+		{"missing report", []string{"ed=" + filepath.Join(ed4, "nothing")}, 0, []string{"nothing", "no such file"}},
+		{"not a report", []string{notReport}, 0, []string{notReport, "not an eval-lebm"}},
+		{"empty label", []string{"=" + ed4}, 0, []string{"empty label"}},
+		{"same class and label twice", []string{ed4, writeReport(t, anomalyReport("ed", 4, 40, 0.6))}, 0, []string{"held-out class 4", `"ed"`, ed4}},
+		{"two data sets", []string{ed4, writeReport(t, mnist)}, 0, []string{"mnist", "fashion-mnist", "one data set"}},
+		{"no method, no label", []string{writeReport(t, old)}, 0, []string{"names no method", "LABEL="}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			resamples := 0
-			if c.name == "negative resamples" {
-				c.args, resamples = []string{ed4}, -1
-			}
-			err := run(c.args, t.TempDir(), "", resamples)
+			err := run(c.args, t.TempDir(), "", c.resamples)
 			for _, m := range c.mention {
 				if err == nil || !strings.Contains(err.Error(), m) {
 					t.Errorf("error %v, want one mentioning %q", err, m)
