@@ -186,13 +186,7 @@ func TestGeneratorConfigValidate(t *testing.T) {
 		{"empty first layer", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{8, 1, 1, 1}}}, "turns a 1×1 input into -1×-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Errorf("Validate() = %v, want nil", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Errorf("Validate() = %v, want an error containing %q", err, tc.wantErr)
-			}
+			assertValidate(t, tc.cfg.Validate(), tc.wantErr)
 		})
 	}
 }

@@ -2,6 +2,7 @@ package nets
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/edlebm/edlebm/internal/testutil"
@@ -98,5 +99,17 @@ func randomizeVariables(t testing.TB, ctx *context.Context, rng *rand.Rand, scal
 		if err := v.SetValue(testutil.RandomArray(rng, scale, v.Shape().Dimensions...).Tensor()); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// assertValidate checks a Validate error: none when wantErr is empty, else
+// one containing wantErr.
+func assertValidate(t *testing.T, err error, wantErr string) {
+	t.Helper()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Errorf("Validate() = %v, want nil", err)
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		t.Errorf("Validate() = %v, want an error containing %q", err, wantErr)
 	}
 }

@@ -256,13 +256,7 @@ func TestMLPConfigValidate(t *testing.T) {
 		{"negative slope", MLPConfig{Hidden: []int{4}, Activation: ActLeakyReLU, LeakySlope: -0.1}, "slope = -0.1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Errorf("Validate() = %v, want nil", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Errorf("Validate() = %v, want an error containing %q", err, tc.wantErr)
-			}
+			assertValidate(t, tc.cfg.Validate(), tc.wantErr)
 		})
 	}
 }
