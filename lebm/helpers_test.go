@@ -64,21 +64,7 @@ func runGraph(t testing.TB, ctx *context.Context, fn any, inputs ...*tensors.Ten
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := make([]any, len(inputs))
-	for i, in := range inputs {
-		args[i] = in
-	}
-	outs, err := exec.Exec(args...)
-	if err != nil {
-		t.Fatalf("%+v", err)
-	}
-	res := make([][]float64, len(outs))
-	for i, o := range outs {
-		if res[i], err = tensors.CopyFlatData[float64](o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return res
+	return testutil.ExecTensors(t, exec, inputs...)
 }
 
 // variableValues returns the flat float64 values of the variables of ctx

@@ -69,9 +69,20 @@ type Executor interface {
 // ExecFlat runs exec on inputs and returns its outputs as flat float64 slices.
 func ExecFlat(t testing.TB, exec Executor, inputs ...Array) [][]float64 {
 	t.Helper()
+	ts := make([]*tensors.Tensor, len(inputs))
+	for i, in := range inputs {
+		ts[i] = in.Tensor()
+	}
+	return ExecTensors(t, exec, ts...)
+}
+
+// ExecTensors runs exec on inputs and returns its outputs, which must be
+// float64, as flat slices.
+func ExecTensors(t testing.TB, exec Executor, inputs ...*tensors.Tensor) [][]float64 {
+	t.Helper()
 	args := make([]any, len(inputs))
 	for i, in := range inputs {
-		args[i] = in.Tensor()
+		args[i] = in
 	}
 	outs, err := exec.Exec(args...)
 	if err != nil {
