@@ -4,21 +4,18 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gomlx/gomlx/backends"
-	_ "github.com/gomlx/gomlx/backends/simplego"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/internal/testutil"
 )
 
 // Each step sets the parameter to a known value and updates the average;
 // the average must follow a = v on the first update, then
 // a ← d·a + (1−d)·v, and reading through AveragedContext must return it.
 func TestAverageFollowsTheRecursion(t *testing.T) {
-	b, err := backends.NewWithConfig("go:ops_sequential")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testutil.Backend()
 	const decay = 0.9
 	ctx := context.New()
 	step := context.MustNewExec(b, ctx, func(ctx *context.Context, value *Node) *Node {

@@ -8,8 +8,9 @@ import (
 )
 
 // BenchmarkFeatures compares the two ways of computing convolutions and
-// pools on the test backend (SimpleGo): XLA's native ops and gathered
-// windows. Width-16 network, batches of 8 28×28 grayscale images.
+// pools on the test backend (SimpleGo unless $EDLEBM_TEST_BACKEND names
+// another): XLA's native ops and gathered windows. Width-16 network,
+// batches of 8 28×28 grayscale images.
 //
 //	go test -run XXX -bench Features ./fid
 func BenchmarkFeatures(b *testing.B) {

@@ -17,7 +17,8 @@ import (
 	"github.com/edlebm/edlebm/internal/scopes"
 )
 
-// testBackend is SimpleGo: tests must never let GoMLX look for an XLA plugin.
+// testBackend is the tests' backend (testutil.Backend): SimpleGo unless
+// $EDLEBM_TEST_BACKEND names another.
 var testBackend = testutil.Backend
 
 const (

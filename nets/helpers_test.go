@@ -14,10 +14,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 )
 
-// testBackend is SimpleGo (tests must never let GoMLX look for an XLA
-// plugin), running ops sequentially: in its default mode SimpleGo v0.26
-// deadlocks when several matrix products run at once on a machine with few
-// cores (each holds a worker slot while waiting for another).
+// testBackend is the tests' backend (testutil.Backend): SimpleGo with
+// sequential ops unless $EDLEBM_TEST_BACKEND names another.
 var testBackend = testutil.Backend
 
 // array is the tests' float64 tensor.

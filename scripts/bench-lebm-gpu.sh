@@ -28,10 +28,8 @@
 #               it here with `go build -o bin/bench-lebm ./cmd/bench-lebm`
 #               (x86-64, cgo) and carry bin/ (it is git-ignored).
 #
-# CUDA PJRT plugin: the recipe of /work/shared/GOMLX-NOTES.md for Python's
-# jax-cuda13-pjrt (untested when this script was written): the plugin is
-# loaded by absolute path, so nothing is downloaded; XLA_FLAGS is set here
-# because go-xla v0.1.4's CUDA check would otherwise pick a wrong data dir.
+# CUDA PJRT plugin: scripts/cuda-env.sh (the recipe of GOMLX-NOTES for
+# Python's jax-cuda13-pjrt, untested when this script was written).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,20 +40,8 @@ py=${PYTHON:-python3}
 mkdir -p "$out_dir"
 
 # --- CUDA PJRT plugin for the Go side --------------------------------------
-SITE=$("$py" -c 'import site; print(site.getsitepackages()[0])')
-plugin=$SITE/jax_plugins/xla_cuda13/xla_cuda_plugin.so
-if [[ ! -f $plugin ]]; then
-  echo "bench-lebm-gpu: no CUDA PJRT plugin at $plugin (is jax-cuda13-pjrt installed for $py?)" >&2
-  exit 1
-fi
-libs=
-for d in "$SITE"/nvidia/*/lib; do
-  if [[ -d $d ]]; then libs=${libs:+$libs:}$d; fi
-done
-export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export XLA_FLAGS=--xla_gpu_cuda_data_dir=$SITE/nvidia/cu13
-export GOPJRT_CUDA_CHECKS=0
-export GOMLX_BACKEND=xla:$plugin
+# shellcheck source=scripts/cuda-env.sh
+source scripts/cuda-env.sh || { echo "bench-lebm-gpu: no CUDA PJRT plugin" >&2; exit 1; }
 
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), $(nproc) cores"
 nvidia-smi -L 2>/dev/null || echo "# nvidia-smi not available"

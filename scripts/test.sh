@@ -19,6 +19,6 @@ unformatted=$(git ls-files -z '*.go' | xargs -0 gofmt -l 2>/dev/null || true)
 if [ -n "$unformatted" ]; then
   echo "gofmt needed on:"; echo "$unformatted"; exit 1
 fi
-git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck
+git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -x
 go vet ./...
 go test -timeout 40m "$@" ./...

@@ -21,7 +21,7 @@ const narrowInception = "../../fid/testdata/inception-d16.pth"
 
 // fidOptions evaluates runDir with the narrow network and nothing else slow.
 func fidOptions(t *testing.T, runDir string) options {
-	return options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 43, batch: 43, chains: 2,
+	return options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: testutil.BackendName(), reconN: 43, batch: 43, chains: 2,
 		chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2, out: t.TempDir(),
 		inception: narrowInception, fidStats: filepath.Join(t.TempDir(), "cache", "stats.bin"), fidSamples: 129, fidTrainN: 129,
 		postSteps: 3, genSteps: 100, genStep: 0.25}

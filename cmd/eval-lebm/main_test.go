@@ -27,7 +27,7 @@ import (
 // would, with short chains so the evaluation is quick.
 func savedRun(t *testing.T) string {
 	t.Helper()
-	b, _, err := backend.Open("go")
+	b, _, err := backend.Open(testutil.BackendName())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func classifierRun(t *testing.T, hidden []int) string {
 
 func TestEvaluatesACheckpoint(t *testing.T) {
 	runDir := savedRun(t)
-	opts := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 64, batch: 32,
+	opts := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: testutil.BackendName(), reconN: 64, batch: 32,
 		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: 1, anomalyN: 64, interpRows: 2, interpSteps: 4,
 		anomalyCkpts: 2, classifierDir: classifierRun(t, []int{16, 8}), fidSamples: 40}
 	if err := run(opts); err != nil {
@@ -192,7 +192,7 @@ func TestBadInput(t *testing.T) {
 		{"data that does not match the checkpoint", runDir, wrongSize, "does not match"},
 	}
 	for _, c := range cases {
-		err := run(options{runDir: c.run, data: "fashion-mnist", dataDir: c.dataDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2})
+		err := run(options{runDir: c.run, data: "fashion-mnist", dataDir: c.dataDir, backend: testutil.BackendName(), reconN: 8, batch: 8, chains: 2, chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2})
 		if err == nil || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.mention)
 		}
@@ -210,7 +210,7 @@ func TestBadInput(t *testing.T) {
 		{"one FID sample", func(o *options) { o.classifierDir, o.fidSamples = wideClassifier, 1 }, []string{"-fid-samples 1"}},
 		{"negative sampler steps", func(o *options) { o.genSteps = -1 }, []string{"-gen-steps -1", "≥ 0"}},
 	} {
-		o := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: "go", reconN: 8, batch: 8, chains: 2, chainSteps: 100,
+		o := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: testutil.BackendName(), reconN: 8, batch: 8, chains: 2, chainSteps: 100,
 			maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2, fidSamples: 16, out: t.TempDir()}
 		c.edit(&o)
 		err := run(o)
@@ -281,7 +281,7 @@ func TestAttributeGridOnCelebA(t *testing.T) {
 	if err := model.Save(filepath.Join(runDir, "checkpoint")); err != nil {
 		t.Fatal(err)
 	}
-	o := options{runDir: runDir, data: "celeba64", dataDir: root, backend: "go", reconN: 4, batch: 4, chains: 2, chainSteps: 100,
+	o := options{runDir: runDir, data: "celeba64", dataDir: root, backend: testutil.BackendName(), reconN: 4, batch: 4, chains: 2, chainSteps: 100,
 		maxLag: 10, anomalyHoldout: -1, interpRows: 2, interpSteps: 3, attribute: "Smiling", attributeN: 8, attributeScale: 1.5}
 	if err := run(o); err != nil {
 		t.Fatal(err)

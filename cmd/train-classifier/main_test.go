@@ -30,7 +30,7 @@ func readSummary(t *testing.T, out string) summary {
 // chance, caches 128-d training statistics, and a longer second run resumes.
 func TestTrainsCachesStatisticsAndResumes(t *testing.T) {
 	out := t.TempDir()
-	o := options{dataDir: mnist.DefaultFashionDir, out: out, backend: "go", epochs: 2, batch: 100, trainN: 1000}
+	o := options{dataDir: mnist.DefaultFashionDir, out: out, backend: testutil.BackendName(), epochs: 2, batch: 100, trainN: 1000}
 	if err := run(o); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestBadInput(t *testing.T) {
 		{"no data", options{dataDir: "/no/such/dir", epochs: 1, batch: 10}, "/no/such/dir"},
 		{"zero epochs", options{dataDir: mnist.DefaultFashionDir, epochs: 0, batch: 10}, "-epochs"},
 	} {
-		tc.o.out, tc.o.backend = t.TempDir(), "go"
+		tc.o.out, tc.o.backend = t.TempDir(), testutil.BackendName()
 		if err := run(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}

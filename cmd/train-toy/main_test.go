@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/internal/testutil"
 )
 
 func TestBadFlagsAreClearErrors(t *testing.T) {
@@ -26,7 +27,7 @@ func TestBadFlagsAreClearErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o, err := parseFlags(append(c.args, "-backend", "go", "-out", t.TempDir()))
+			o, err := parseFlags(append(c.args, "-backend", testutil.BackendName(), "-out", t.TempDir()))
 			if err == nil {
 				err = run(o)
 			}
@@ -40,7 +41,7 @@ func TestBadFlagsAreClearErrors(t *testing.T) {
 // A learning rate that blows the energy up must stop training with an error
 // naming the step, not continue on NaN.
 func TestDivergingRunStopsWithAnError(t *testing.T) {
-	o, err := parseFlags([]string{"-backend", "go", "-methods", "ed", "-lr", "1e30", "-steps", "50", "-out", t.TempDir()})
+	o, err := parseFlags([]string{"-backend", testutil.BackendName(), "-methods", "ed", "-lr", "1e30", "-steps", "50", "-out", t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestDivergingRunStopsWithAnError(t *testing.T) {
 // A short run writes every picture and the curves.
 func TestShortRunWritesPictures(t *testing.T) {
 	out := t.TempDir()
-	o, err := parseFlags([]string{"-backend", "go", "-methods", "ed,sm", "-steps", "20", "-eval-every", "10",
+	o, err := parseFlags([]string{"-backend", testutil.BackendName(), "-methods", "ed,sm", "-steps", "20", "-eval-every", "10",
 		"-eval-n", "200", "-grid", "20", "-samples", "100", "-sample-steps", "5", "-out", out})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestShortRunWritesPictures(t *testing.T) {
 // run of 30 steps: same log-density curve, same state.
 func TestResumedRunMatchesUninterruptedRun(t *testing.T) {
 	args := func(out, steps string) []string {
-		return []string{"-backend", "go", "-methods", "ed", "-steps", steps, "-eval-every", "10",
+		return []string{"-backend", testutil.BackendName(), "-methods", "ed", "-steps", steps, "-eval-every", "10",
 			"-eval-n", "200", "-grid", "10", "-samples", "50", "-sample-steps", "2", "-out", out}
 	}
 	runArgs := func(a []string) {

@@ -1,6 +1,7 @@
 // Package testutil holds the helpers the project's numerical tests share:
-// the SimpleGo backend they run on, element-wise comparison with a
-// relative tolerance, and central finite differences.
+// the backend they run on (SimpleGo unless $EDLEBM_TEST_BACKEND names
+// another), element-wise comparison with a relative tolerance, and central
+// finite differences.
 package testutil
 
 import (
@@ -19,9 +20,25 @@ import (
 	"github.com/edlebm/edlebm/datasets/mnist"
 )
 
-// Backend is the SimpleGo backend (backend.SimpleGo), created once.
+// BackendEnvVar names the backend the tests run on, as a -backend value
+// ("go", "cuda", "xla:/path/plugin.so"); unset, it is SimpleGo. It lets the
+// whole suite run on a GPU (scripts/test-gpu.sh).
+const BackendEnvVar = "EDLEBM_TEST_BACKEND"
+
+// BackendName is the -backend value of the tests' backend: the commands'
+// tests pass it to the commands.
+func BackendName() string {
+	if name := os.Getenv(BackendEnvVar); name != "" {
+		return name
+	}
+	return "go"
+}
+
+// Backend is the tests' backend (see BackendName), created once; SimpleGo
+// runs as backend.SimpleGo configures it.
 var Backend = sync.OnceValue(func() backends.Backend {
-	return must.M1(backends.NewWithConfig(backend.SimpleGo))
+	b, _, err := backend.Open(BackendName())
+	return must.M1(b, err)
 })
 
 // AssertAllClose fails t when got and want differ in length, or at the
