@@ -5,8 +5,13 @@
 # the last end-of-epoch snapshots, then score the protocol's test split with
 # eval-lebm and average the AUPRC over those snapshots. Runs JOBS jobs at a
 # time; every step resumes or is skipped when done, so run it again after an
-# interruption. Ends with compare-evals: OUT/comparison/comparison.md (the
-# AUPRC by held-out class and method) and anomaly_auprc.png.
+# interruption. Ends with compare-evals over the finished runs, methods in
+# the order of METHODS: comparison.md (the AUPRC by held-out class and
+# method, bootstrap intervals, paired differences) and anomaly_auprc.png in
+# OUT/comparison or, with DOCS set, in DOCS beside copies of each run's
+# summary.json and anomaly_scores.csv (DOCS=docs/results/fmnist-anomaly
+# for the repository's docs). COMPARE_ONLY=1 skips the runs: the comparison
+# of those finished so far, safe while another instance is training.
 #
 #   scripts/anomaly-fmnist.sh [OUT]   (default runs/anomaly-fmnist)
 #
@@ -26,7 +31,10 @@ score_n=${SCORE_N:-640}
 jobs=${JOBS:-2}
 
 mkdir -p "$out/bin"
-go build -o "$out/bin/" ./cmd/train-lebm ./cmd/eval-lebm ./cmd/compare-evals
+if [[ ${COMPARE_ONLY:-0} != 1 ]]; then
+  go build -o "$out/bin/" ./cmd/train-lebm ./cmd/eval-lebm
+fi
+go build -o "$out/bin/" ./cmd/compare-evals
 
 job() { # class method
   local run="$out/$1-$2"
@@ -43,8 +51,24 @@ job() { # class method
 export -f job
 export out train_size batch epochs keep score_n
 
-# shellcheck disable=SC2016 # $0 and $1 expand in the child bash
-for k in $classes; do for m in $methods; do echo "$k $m"; done; done |
-  xargs -P "$jobs" -L 1 bash -c 'job "$0" "$1"'
+if [[ ${COMPARE_ONLY:-0} != 1 ]]; then
+  # shellcheck disable=SC2016 # $0 and $1 expand in the child bash
+  for k in $classes; do for m in $methods; do echo "$k $m"; done; done |
+    xargs -P "$jobs" -L 1 bash -c 'job "$0" "$1"'
+fi
 
-"$out/bin/compare-evals" -out "$out/comparison" -title "Fashion-MNIST anomaly AUPRC ($((epochs * train_size / batch)) steps)" "$out"/*/eval
+reports=()
+for k in $classes; do
+  for m in $methods; do
+    src=$out/$k-$m/eval
+    [[ -f $src/summary.json ]] || continue
+    if [[ -n ${DOCS:-} ]]; then
+      mkdir -p "$DOCS/$k-$m"
+      cp "$src/summary.json" "$src/anomaly_scores.csv" "$DOCS/$k-$m/"
+      src=$DOCS/$k-$m
+    fi
+    reports+=("$src")
+  done
+done
+"$out/bin/compare-evals" -out "${DOCS:-$out/comparison}" \
+  -title "Fashion-MNIST anomaly AUPRC ($((epochs * train_size / batch)) steps per run)" "${reports[@]}"
