@@ -85,7 +85,8 @@ func LatestCheckpoint(dir string) (string, error) { return checkpoint.Latest(dir
 
 // LoadOption changes a loaded model's test-time samplers, which need no
 // retraining: evaluations follow their own protocol whatever a run was
-// trained with.
+// trained with. The change is stored in the model's context, so a model
+// saved after such a load keeps it.
 type LoadOption func(*Config)
 
 // WithTestPosterior sets the test-time posterior Langevin (reconstruction,
