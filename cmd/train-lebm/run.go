@@ -100,10 +100,12 @@ func run(o options, stop <-chan os.Signal) error {
 	total := int64(o.epochs) * perEpoch
 	fmt.Printf("training %s-LEBM on %s (%d images, %d batches of %d per epoch) from step %d to %d → %s\n",
 		o.cfg.Method, o.data, train.N, perEpoch, o.batch, step, total, o.out)
-	bar := progressbar.NewOptions64(total, progressbar.OptionSetDescription("training"),
+	// The bar counts this invocation's steps only: started at a resumed
+	// step, it would take the jump for speed and report a rate and ETA off
+	// by orders of magnitude.
+	bar := progressbar.NewOptions64(total-step, progressbar.OptionSetDescription("training"),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("steps"),
 		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond))
-	_ = bar.Set64(step)
 	lastCheckpoint := time.Now()
 	save := func() error {
 		if err := model.Save(ckptDir); err != nil {
