@@ -81,6 +81,11 @@ func EnergyMLP(ctx *context.Context, x *Node, cfg MLPConfig) *Node {
 	return Reshape(out, x.Shape().Dimensions[0])
 }
 
+// PiecewiseLinear reports whether the activation is piecewise linear
+// (leaky ReLU): the MLP's second derivatives are then zero almost
+// everywhere, and automatic differentiation drops their products.
+func (c MLPConfig) PiecewiseLinear() bool { return c.Activation == ActLeakyReLU }
+
 // activate applies cfg's activation; cfg has been validated.
 func activate(x *Node, cfg MLPConfig) *Node {
 	switch cfg.Activation {

@@ -22,6 +22,10 @@
 #               switch that keeps cuBLAS and cuDNN in full float32
 #               (lebm-speed-gpu-go-fp32.md; whether XLA's own kernels honour
 #               it is untested)
+#   PEAK_TFLOPS the GPU's dense peak for float32 work as XLA runs it (TF32
+#               tensor cores: 495 on an H100 SXM, 378 PCIe; -peak-tflops of
+#               bench-lebm: a % of peak column); PEAK_TFLOPS_BF16 the same
+#               for the GO_BF16 run (989 SXM, 756 PCIe)
 #   PYTHON      the Python with torch and jax-cuda13-pjrt (default python3)
 #   BENCH_LEBM  a prebuilt bench-lebm binary, used when `go` is not on PATH
 #               (default bin/bench-lebm). The device machine has no Go: build
@@ -70,8 +74,8 @@ go_bench() {
   "${go_cmd[@]}" "${args[@]}" 2>&1 | tee "$out_dir/lebm-speed-gpu-$name.log"
 }
 go_md=$out_dir/lebm-speed-gpu-go.md
-go_bench go
-if [[ ${GO_BF16:-0} == 1 ]]; then go_bench go-bf16 -compute-dtype bfloat16; fi
+go_bench go ${PEAK_TFLOPS:+-peak-tflops "$PEAK_TFLOPS"}
+if [[ ${GO_BF16:-0} == 1 ]]; then go_bench go-bf16 -compute-dtype bfloat16 ${PEAK_TFLOPS_BF16:+-peak-tflops "$PEAK_TFLOPS_BF16"}; fi
 if [[ ${GO_NO_TF32:-0} == 1 ]]; then NVIDIA_TF32_OVERRIDE=0 go_bench go-fp32; fi
 
 # --- PyTorch (eager, CUDA) ---------------------------------------------------

@@ -65,6 +65,13 @@ time.perf_counter, torch.cuda.synchronize() around the timed region on CUDA
 (and per call: each training iteration reads its metrics back; each prior
 update and sampling call is synchronised).
 
+Work: beside each time, the FLOPs of one call as counted while it runs
+(FlopCounter: 2 per multiply-add of every aten matrix product and
+convolution, forward and backward, the convention of cmd/bench-lebm's
+lebm.Config.TrainingFLOPs, which are computed from the architecture instead:
+the two columns check each other) and the rate achieved. The count is taken
+on an extra, untimed call.
+
 How to run
 ----------
   python3 scripts/lebm_bench.py --device cuda --batch 128 --out docs/results/lebm-speed-gpu-pytorch.md
@@ -85,6 +92,7 @@ import time
 import torch
 from torch import nn
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 # ---------------------------------------------------------------------------
 # Configuration (lebm.DefaultConfig, nets.GeneratorPreset, nets.LEBMPriorMLP)
@@ -496,6 +504,85 @@ def sync(device):
         torch.cuda.synchronize(device)
 
 
+# ---------------------------------------------------------------------------
+# FLOP counting (torch.utils.flop_counter's rules; that module is newer than
+# Debian's torch 1.13)
+# ---------------------------------------------------------------------------
+
+
+def _prod(xs):
+    p = 1
+    for v in xs:
+        p *= v
+    return p
+
+
+def conv_flops(x_shape, w_shape, out_shape, transposed):
+    """2 per multiply-add of a convolution: the kernel (all of its weight
+    tensor, groups 1) at every position it slides over, which for a
+    transposed convolution are the input's pixels (the parts of the output
+    that padding crops included)."""
+    spatial = x_shape[2:] if transposed else out_shape[2:]
+    return 2 * x_shape[0] * _prod(spatial) * _prod(w_shape)
+
+
+def op_flops(name, args, out):
+    """FLOPs of one aten call, 0 for anything but matrix products and
+    convolutions."""
+    if name == "mm":
+        a, b = args[0], args[1]
+        return 2 * a.shape[0] * a.shape[1] * b.shape[1]
+    if name == "addmm":
+        a, b = args[1], args[2]
+        return 2 * a.shape[0] * a.shape[1] * b.shape[1]
+    if name == "bmm":
+        a, b = args[0], args[1]
+        return 2 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
+    if name == "convolution":
+        x, w, transposed = args[0], args[1], args[6]
+        return conv_flops(x.shape, w.shape, out.shape, transposed)
+    if name == "convolution_backward":
+        # Each of the input and weight gradients costs the forward pass.
+        grad_out, x, w, transposed, mask = args[0], args[1], args[2], args[7], args[10]
+        return conv_flops(x.shape, w.shape, grad_out.shape, transposed) * (int(mask[0]) + int(mask[1]))
+    if name in ("matmul", "linear", "conv2d", "conv_transpose2d", "baddbmm", "addbmm"):
+        raise RuntimeError(f"FlopCounter: aten.{name} reached the dispatcher; count it")
+    return 0
+
+
+class FlopCounter(TorchDispatchMode):
+    """Counts the FLOPs (op_flops) of the aten calls made under it, forward
+    and backward (autograd's backward calls pass through the mode too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.flops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        self.flops += op_flops(func.overloadpacket.__name__, args, out)
+        return out
+
+
+def counted(fn, device):
+    """FLOPs of one call of fn."""
+    with FlopCounter() as counter:
+        fn()
+    sync(device)
+    return counter.flops
+
+
+def gflop(flops):
+    """GFLOP, four significant digits or an integer from 1,000 on (as
+    cmd/bench-lebm writes them)."""
+    g = flops / 1e9
+    return f"{g:.4g}" if g < 1000 else f"{g:.0f}"
+
+
+def rate_cells(flops, seconds):
+    return f"{gflop(flops)} | {flops / seconds / 1e12:.3g}"
+
+
 def timed(fn, iters, device):
     """Seconds per call of fn over iters calls after one warm-up call; each
     call is followed by a synchronisation."""
@@ -756,9 +843,9 @@ def main(argv=None):
               f"guard {args.guard}, SM {args.sm_variant}, "
               + (f"BLAS {blas_library()}, " if device.type == "cpu" else "")
               + f"{datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d')}.\n\n")
-    table = ("| shape | method | s / training iteration (batch -batch) "
+    table = ("| shape | method | s / training iteration (batch -batch) | GFLOP / iteration | TFLOP/s "
              "| s / prior update alone (batch -prior-batch) | prior update ÷ CD's | device |\n"
-             "|---|---|---|---|---|---|\n")
+             "|---|---|---|---|---|---|---|---|\n")
     print(header + table, end="", flush=True)
     lines = []
     sampling = []
@@ -775,21 +862,23 @@ def main(argv=None):
                 metrics.append(train_step(model, x, args.guard)[0])
 
             full = timed(one_step, args.iters, device)
+            flops = counted(one_step, device)
             prior = 0.0
             if args.prior_iters > 0:
                 xp = model.random_images(prior_batch)
                 prior = timed(lambda: prior_update(model, xp, prior_batch), args.prior_iters,
                               device)
-            rows[method] = (full, prior)
+            rows[method] = (full, prior, flops)
             m = metrics[-1].tolist()
             print(f"# {shape}/{method}: " + ", ".join(f"{k} {v:.4g}" for k, v in zip(METRICS, m)),
                   file=sys.stderr, flush=True)
             del model
-        prior_cd = rows.get("cd", (0, 0))[1]
+        prior_cd = rows.get("cd", (0, 0, 0))[1]
         for method in methods:
-            full, prior = rows[method]
+            full, prior, flops = rows[method]
             ratio = f"{prior / prior_cd:.3f}" if prior_cd > 0 else "–"
-            line = f"| {shape} | {method} | {full:.4f} | {prior:.5f} | {ratio} | {dev} |\n"
+            line = (f"| {shape} | {method} | {full:.4f} | {rate_cells(flops, full)} | {prior:.5f} "
+                    f"| {ratio} | {dev} |\n")
             lines.append(line)
             print(line, end="", flush=True)
         if not args.no_sampling:
@@ -798,14 +887,17 @@ def main(argv=None):
             xt = model.random_images(batch)
             t_gen = timed(lambda: generate(model, gen_batch), args.iters, device)
             t_post = timed(lambda: test_posterior(model, xt), args.iters, device)
-            sampling.append((shape, t_gen, t_post))
+            f_gen = counted(lambda: generate(model, gen_batch), device)
+            f_post = counted(lambda: test_posterior(model, xt), device)
+            sampling.append((shape, t_gen, f_gen, t_post, f_post))
             del model
     text = header + table + "".join(lines)
     if sampling:
         stable = (f"\n| shape | s / generation (500 prior Langevin steps of 0.2 + G, batch "
-                  f"{gen_batch}) | s / test posterior (100 Langevin steps of 0.1, batch {batch}) "
-                  f"| device |\n|---|---|---|---|\n")
-        stable += "".join(f"| {s} | {g:.4f} | {p:.4f} | {dev} |\n" for s, g, p in sampling)
+                  f"{gen_batch}) | GFLOP | TFLOP/s | s / test posterior (100 Langevin steps of 0.1, "
+                  f"batch {batch}) | GFLOP | TFLOP/s | device |\n|---|---|---|---|---|---|---|---|\n")
+        stable += "".join(f"| {s} | {g:.4f} | {rate_cells(fg, g)} | {p:.4f} | {rate_cells(fp, p)} "
+                          f"| {dev} |\n" for s, g, fg, p, fp in sampling)
         text += stable
         print(stable, end="", flush=True)
     if args.out:

@@ -2,7 +2,12 @@
 // for each prior update (ED, CD, SM) at the paper's data-set shapes, with
 // random images of the right shape, and the cost of the prior update alone
 // (prior loss and its gradient at given posterior samples), whose ED/CD
-// ratio is the paper's efficiency claim. It writes a Markdown table.
+// ratio is the paper's efficiency claim; then the samplers: generation (the
+// prior chains and the generator) and the test-time posterior chains. Beside
+// each time it puts the work done (lebm.Config.TrainingFLOPs and friends:
+// the convolutions' and matrix products' FLOPs) and the rate achieved, and
+// with -peak-tflops the fraction of the device's peak: a roofline check. It
+// writes Markdown tables.
 //
 //	go run ./cmd/bench-lebm -batch 128 -out docs/results/lebm-speed.md
 package main
@@ -37,7 +42,36 @@ func main() {
 	out := flag.String("out", "", "Markdown file to write (default: print only)")
 	backendFlag := flag.String("backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
 	computeDType := flag.String("compute-dtype", "", fmt.Sprintf("generator layers' dtype %q (\"\": float32, the model's)", lebm.ComputeDTypes))
+	genBatch := flag.Int("gen-batch", 0, "images per generation call in the sampler table (0: -batch)")
+	sampling := flag.Bool("sampling", true, "also time generation and the test-time posterior")
+	flopsOnly := flag.Bool("flops-only", false, "print the FLOPs of each measurement, from the architectures alone, and time nothing")
+	peak := flag.Float64("peak-tflops", 0, "the device's peak TFLOP/s at the precision used (H100 SXM: 67 float32, 495 TF32, 989 bfloat16, dense): adds a % of peak column; 0: none")
 	flag.Parse()
+	if *genBatch == 0 {
+		*genBatch = *batch
+	}
+	rate := newRateFormat(*peak)
+	if *priorBatch == 0 {
+		*priorBatch = *batch
+	}
+	write := func(text string) {
+		if *out == "" {
+			return
+		}
+		if err := atomicfile.Write(*out, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
+			log.Fatalf("bench-lebm: %v", err)
+		}
+	}
+	if *flopsOnly {
+		text, err := flopsTable(strings.Split(*shapes, ","), strings.Split(*methods, ","), *batch, *priorBatch, *genBatch)
+		if err != nil {
+			log.Fatalf("bench-lebm: %v", err)
+		}
+		text = fmt.Sprintf("Command: `bench-lebm %s` — FLOPs from the architectures (lebm.Config.TrainingFLOPs and friends).\n\n%s", strings.Join(os.Args[1:], " "), text)
+		fmt.Print(text)
+		write(text)
+		return
+	}
 
 	b, choice, err := backend.Open(*backendFlag)
 	if err != nil {
@@ -46,20 +80,20 @@ func main() {
 	defer b.Finalize()
 	var table strings.Builder
 	fmt.Fprintf(&table, "Command: `bench-lebm %s` — backend %s (%s), %s.\n\n", strings.Join(os.Args[1:], " "), b.Name(), choice.Reason, time.Now().UTC().Format("2006-01-02"))
-	fmt.Fprintf(&table, "| shape | method | s / training iteration (batch -batch) | s / prior update alone (batch -prior-batch) | prior update ÷ CD's |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&table, "| shape | method | s / training iteration (batch -batch) | GFLOP / iteration | %s | s / prior update alone (batch -prior-batch) | prior update ÷ CD's |\n|---|---|---|---|%s---|---|\n",
+		rate.header, rate.rule)
 	fmt.Print(table.String())
-	if *priorBatch == 0 {
-		*priorBatch = *batch
-	}
+	type row struct{ full, prior, flops float64 }
+	var samplers strings.Builder
 	for _, shape := range strings.Split(*shapes, ",") {
 		priorCD := 0.0
-		rows := map[string][2]float64{}
+		rows := map[string]row{}
 		for _, method := range strings.Split(*methods, ",") {
-			full, prior, err := measure(b, shape, method, *computeDType, *batch, *priorBatch, *iters, *priorIters)
+			full, prior, flops, err := measure(b, shape, method, *computeDType, *batch, *priorBatch, *iters, *priorIters)
 			if err != nil {
 				log.Fatalf("bench-lebm: %s/%s: %v", shape, method, err)
 			}
-			rows[method] = [2]float64{full, prior}
+			rows[method] = row{full, prior, flops}
 			if method == lebm.MethodCD {
 				priorCD = prior
 			}
@@ -68,48 +102,155 @@ func main() {
 			r := rows[method]
 			ratio := "–"
 			if priorCD > 0 {
-				ratio = fmt.Sprintf("%.3f", r[1]/priorCD)
+				ratio = fmt.Sprintf("%.3f", r.prior/priorCD)
 			}
-			line := fmt.Sprintf("| %s | %s | %.3f | %.5f | %s |\n", shape, method, r[0], r[1], ratio)
+			line := fmt.Sprintf("| %s | %s | %.3f | %s | %s | %.5f | %s |\n", shape, method, r.full, gflop(r.flops), rate.cells(r.flops, r.full), r.prior, ratio)
 			table.WriteString(line)
 			fmt.Print(line)
 		}
-	}
-	if *out != "" {
-		if err := atomicfile.Write(*out, func(w io.Writer) error { _, err := w.Write([]byte(table.String())); return err }); err != nil {
-			log.Fatalf("bench-lebm: %v", err)
+		if *sampling {
+			line, err := measureSamplers(b, shape, *computeDType, *batch, *genBatch, *iters, rate)
+			if err != nil {
+				log.Fatalf("bench-lebm: %s samplers: %v", shape, err)
+			}
+			samplers.WriteString(line)
 		}
 	}
+	if *sampling {
+		header := fmt.Sprintf("\n| shape | s / generation (500 prior Langevin steps of 0.2 + G, batch %d) | %s | s / test posterior (100 Langevin steps of 0.1, batch %d) | %s |\n|---|---|%s---|%s\n",
+			*genBatch, rate.header, *batch, rate.header, rate.rule, rate.rule)
+		table.WriteString(header + samplers.String())
+		fmt.Print(header + samplers.String())
+	}
+	write(table.String())
+}
+
+// flopsTable is the work of each measurement, from the architectures alone.
+func flopsTable(shapes, methods []string, batch, priorBatch, genBatch int) (string, error) {
+	var t strings.Builder
+	fmt.Fprintf(&t, "| shape | method | GFLOP / training iteration (batch %d) | GFLOP / prior update alone (batch %d) | GFLOP / generation (batch %d) | GFLOP / test posterior (batch %d) |\n|---|---|---|---|---|---|\n",
+		batch, priorBatch, genBatch, batch)
+	for _, shape := range shapes {
+		for _, method := range methods {
+			cfg, err := lebm.DefaultConfig(shape)
+			if err != nil {
+				return "", err
+			}
+			cfg.Method = method
+			training, err := cfg.TrainingFLOPs(batch)
+			if err != nil {
+				return "", err
+			}
+			prior, err := cfg.PriorUpdateFLOPs(priorBatch)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&t, "| %s | %s | %s | %s | %s | %s |\n", shape, method, gflop(training), gflop(prior),
+				gflop(cfg.GenerationFLOPs(genBatch, cfg.GenerationLangevin)), gflop(cfg.PosteriorFLOPs(batch, cfg.TestPosteriorLangevin)))
+		}
+	}
+	return t.String(), nil
 }
 
 // measure returns seconds per full training iteration and per prior update
-// alone for one shape and method, the generator's layers in computeDType.
-func measure(b backends.Backend, shape, method, computeDType string, batch, priorBatch, iters, priorIters int) (full, prior float64, err error) {
+// alone for one shape and method, the generator's layers in computeDType,
+// and the FLOPs of a training iteration.
+func measure(b backends.Backend, shape, method, computeDType string, batch, priorBatch, iters, priorIters int) (full, prior, flops float64, err error) {
+	model, cfg, err := newModel(b, shape, method, computeDType)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if flops, err = cfg.TrainingFLOPs(batch); err != nil {
+		return 0, 0, 0, err
+	}
+	images := randomImages(cfg, batch)
+	if full, err = timed(iters, func() error { _, err := model.TrainStep(images); return err }); err != nil {
+		return 0, 0, 0, err
+	}
+	if priorIters == 0 {
+		return full, 0, flops, nil
+	}
+	prior, err = measurePrior(b, model.Context(), cfg, randomImages(cfg, priorBatch), priorIters)
+	return full, prior, flops, err
+}
+
+// measureSamplers times generation of genBatch images and the test-time
+// posterior of batch images for one shape and returns the table row.
+func measureSamplers(b backends.Backend, shape, computeDType string, batch, genBatch, iters int, rate rateFormat) (string, error) {
+	model, cfg, err := newModel(b, shape, lebm.MethodED, computeDType)
+	if err != nil {
+		return "", err
+	}
+	gen, err := timed(iters, func() error { _, err := model.Generate(genBatch); return err })
+	if err != nil {
+		return "", err
+	}
+	images := randomImages(cfg, batch)
+	post, err := timed(iters, func() error { _, err := model.PosteriorSample(images); return err })
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("| %s | %.4f | %s | %.4f | %s |\n", shape,
+		gen, rate.cells(cfg.GenerationFLOPs(genBatch, cfg.GenerationLangevin), gen),
+		post, rate.cells(cfg.PosteriorFLOPs(batch, cfg.TestPosteriorLangevin), post)), nil
+}
+
+// newModel is a fresh model of the shape's default configuration (seed 1).
+func newModel(b backends.Backend, shape, method, computeDType string) (*lebm.Model, lebm.Config, error) {
 	cfg, err := lebm.DefaultConfig(shape)
 	if err != nil {
-		return 0, 0, err
+		return nil, cfg, err
 	}
 	cfg.Method, cfg.ComputeDType, cfg.Seed = method, computeDType, 1
 	model, err := lebm.New(b, cfg)
-	if err != nil {
-		return 0, 0, err
-	}
-	images := randomImages(cfg, batch)
+	return model, cfg, err
+}
+
+// timed returns the mean seconds of iters calls of run after one untimed
+// call, which compiles.
+func timed(iters int, run func() error) (float64, error) {
 	var start time.Time
-	for i := range iters + 1 { // the first iteration compiles
+	for i := range iters + 1 {
 		if i == 1 {
 			start = time.Now()
 		}
-		if _, err := model.TrainStep(images); err != nil {
-			return 0, 0, err
+		if err := run(); err != nil {
+			return 0, err
 		}
 	}
-	full = time.Since(start).Seconds() / float64(iters)
-	if priorIters == 0 {
-		return full, 0, nil
+	return time.Since(start).Seconds() / float64(iters), nil
+}
+
+// gflop formats flops in GFLOP with four significant digits, or as an
+// integer from 1,000 on (as scripts/lebm_bench.py does).
+func gflop(flops float64) string {
+	if g := flops / 1e9; g < 1000 {
+		return fmt.Sprintf("%.4g", g)
 	}
-	prior, err = measurePrior(b, model.Context(), cfg, randomImages(cfg, priorBatch), priorIters)
-	return full, prior, err
+	return fmt.Sprintf("%.0f", flops/1e9)
+}
+
+// rateFormat writes the achieved-rate cells: TFLOP/s and, with a peak, the
+// percentage of it.
+type rateFormat struct {
+	peak         float64
+	header, rule string
+}
+
+func newRateFormat(peak float64) rateFormat {
+	if peak > 0 {
+		return rateFormat{peak, fmt.Sprintf("TFLOP/s | %% of %g TFLOP/s", peak), "---|---|"}
+	}
+	return rateFormat{0, "TFLOP/s", "---|"}
+}
+
+// cells is the rate of flops done in seconds.
+func (r rateFormat) cells(flops, seconds float64) string {
+	tflops := flops / seconds / 1e12
+	if r.peak > 0 {
+		return fmt.Sprintf("%.3g | %.1f", tflops, 100*tflops/r.peak)
+	}
+	return fmt.Sprintf("%.3g", tflops)
 }
 
 // randomImages is a batch of uniform noise images of the generator's shape.
@@ -143,14 +284,5 @@ func measurePrior(b backends.Backend, ctx *context.Context, cfg lebm.Config, ima
 		return 0, err
 	}
 	defer exec.Finalize()
-	var start time.Time
-	for i := range iters + 1 {
-		if i == 1 {
-			start = time.Now()
-		}
-		if _, err := exec.Exec(images); err != nil {
-			return 0, err
-		}
-	}
-	return time.Since(start).Seconds() / float64(iters), nil
+	return timed(iters, func() error { _, err := exec.Exec(images); return err })
 }
