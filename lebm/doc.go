@@ -31,6 +31,10 @@
 //   - Model, an importable API that compiles those graphs once and returns
 //     errors instead of panicking.
 //
+// Config.TrainingFLOPs and its siblings count the work of a training step
+// and of the samplers (convolutions' and matrix products' FLOPs), for
+// roofline figures: cmd/bench-lebm prints the rate achieved.
+//
 // The whole training state lives in the context: both models' variables,
 // both optimizers' moments and learning rates, the epoch counter, the global
 // step and the random number generator state, as well as the Config, stored

@@ -779,6 +779,9 @@ def main(argv=None):
                     help="batch of the generation timing (0: --batch)")
     ap.add_argument("--no-sampling", action="store_true",
                     help="skip the generation and test-posterior table")
+    ap.add_argument("--count-only", action="store_true",
+                    help="count the FLOPs of one call of each measurement, time nothing "
+                         "(the table of cmd/bench-lebm -flops-only, counted instead of modelled)")
     ap.add_argument("--sm-variant", default="fisher", choices=["fisher", "exact", "sliced"])
     ap.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda, cuda:N")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU intra-op threads")
@@ -834,6 +837,14 @@ def main(argv=None):
     prior_batch = args.prior_batch or batch
     gen_batch = args.gen_batch or batch
     dev = device_description(device, torch.get_num_threads())
+
+    if args.count_only:
+        text = (f"Command: `lebm_bench.py {' '.join(sys.argv[1:] if argv is None else argv)}` — "
+                f"FLOPs counted by FlopCounter, PyTorch {torch.__version__}, {dev}.\n\n"
+                + count_table(shapes, methods, args, device, dtype, batch, prior_batch, gen_batch))
+        print(text, end="")
+        write_atomic(args.out, text)
+        return 0
 
     mode = "torch.compile" if compile_mode else "eager"
     header = (f"Command: `lebm_bench.py {' '.join(sys.argv[1:] if argv is None else argv)}` — "
@@ -900,15 +911,45 @@ def main(argv=None):
                           f"| {dev} |\n" for s, g, fg, p, fp in sampling)
         text += stable
         print(stable, end="", flush=True)
-    if args.out:
-        d = os.path.dirname(args.out)
-        if d:
-            os.makedirs(d, exist_ok=True)
-        tmp = args.out + ".tmp"
-        with open(tmp, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, args.out)
+    write_atomic(args.out, text)
     return 0
+
+
+def write_atomic(path, text):
+    """Writes text to path (if not empty) through a temporary file."""
+    if not path:
+        return
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def count_table(shapes, methods, args, device, dtype, batch, prior_batch, gen_batch):
+    """The FLOPs of one call of each measurement, as a Markdown table."""
+    table = (f"| shape | method | GFLOP / training iteration (batch {batch}) | GFLOP / prior update "
+             f"alone (batch {prior_batch}) | GFLOP / generation (batch {gen_batch}) | GFLOP / test "
+             f"posterior (batch {batch}) |\n|---|---|---|---|---|---|\n")
+    for shape in shapes:
+        samplers = None
+        for method in methods:
+            torch.manual_seed(args.seed)
+            model = LEBM(Config(shape, method, args.sm_variant), device, dtype)
+            x, xp = model.random_images(batch), model.random_images(prior_batch)
+            step = counted(lambda: train_step(model, x, args.guard), device)
+            prior = counted(lambda: prior_update(model, xp, prior_batch), device)
+            if samplers is None:  # the same for every method
+                samplers = (counted(lambda: generate(model, gen_batch), device),
+                            counted(lambda: test_posterior(model, x), device))
+            line = (f"| {shape} | {method} | {gflop(step)} | {gflop(prior)} | {gflop(samplers[0])} "
+                    f"| {gflop(samplers[1])} |\n")
+            print(line, end="", file=sys.stderr, flush=True)
+            table += line
+            del model
+    return table
 
 
 if __name__ == "__main__":
