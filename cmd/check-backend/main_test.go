@@ -137,7 +137,7 @@ func TestRelativeError(t *testing.T) {
 	}{
 		{[]float64{1, 2}, []float64{1, 2}, 0},
 		{[]float64{3, 4.5}, []float64{3, 4}, 0.5 / math.Sqrt(12.5)}, // rms(3, 4) = √12.5
-		{[]float64{0.5, 0}, []float64{0, 0}, 0.5},                  // all-zero reference: the absolute difference
+		{[]float64{0.5, 0}, []float64{0, 0}, 0.5},                   // all-zero reference: the absolute difference
 		{[]float64{math.NaN(), 0}, []float64{1, 1}, math.Inf(1)},
 	}
 	for _, c := range cases {
