@@ -33,56 +33,65 @@ import (
 )
 
 func main() {
-	shapes := flag.String("shapes", "svhn,cifar10,celeba64", "data-set shapes (generator presets)")
-	methods := flag.String("methods", "ed,cd,sm", "prior updates")
-	batch := flag.Int("batch", 128, "batch size")
-	iters := flag.Int("iters", 3, "timed iterations per row (after one warm-up)")
-	priorIters := flag.Int("prior-iters", 20, "timed prior-update-only iterations per row (0: skip that measurement)")
-	priorBatch := flag.Int("prior-batch", 0, "batch size of the prior-update-only measurement (0: -batch)")
-	out := flag.String("out", "", "Markdown file to write (default: print only)")
-	backendFlag := flag.String("backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
-	computeDType := flag.String("compute-dtype", "", fmt.Sprintf("generator layers' dtype %q (\"\": float32, the model's)", lebm.ComputeDTypes))
-	genBatch := flag.Int("gen-batch", 0, "images per generation call in the sampler table (0: -batch)")
-	sampling := flag.Bool("sampling", true, "also time generation and the test-time posterior")
-	flopsOnly := flag.Bool("flops-only", false, "print the FLOPs of each measurement, from the architectures alone, and time nothing")
-	peak := flag.Float64("peak-tflops", 0, "the device's peak TFLOP/s at the precision used (H100 SXM: 67 float32, 495 TF32, 989 bfloat16, dense): adds a % of peak column; 0: none")
-	flag.Parse()
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		log.Fatalf("bench-lebm: %v", err)
+	}
+}
+
+// run parses the command line args, measures, prints the tables to w and
+// writes them to -out.
+func run(args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("bench-lebm", flag.ContinueOnError)
+	shapes := fs.String("shapes", "svhn,cifar10,celeba64", "data-set shapes (generator presets)")
+	methods := fs.String("methods", "ed,cd,sm", "prior updates")
+	batch := fs.Int("batch", 128, "batch size")
+	iters := fs.Int("iters", 3, "timed iterations per row (after one warm-up)")
+	priorIters := fs.Int("prior-iters", 20, "timed prior-update-only iterations per row (0: skip that measurement)")
+	priorBatch := fs.Int("prior-batch", 0, "batch size of the prior-update-only measurement (0: -batch)")
+	out := fs.String("out", "", "Markdown file to write (default: print only)")
+	backendFlag := fs.String("backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	computeDType := fs.String("compute-dtype", "", fmt.Sprintf("generator layers' dtype %q (\"\": float32, the model's)", lebm.ComputeDTypes))
+	genBatch := fs.Int("gen-batch", 0, "images per generation call in the sampler table (0: -batch)")
+	sampling := fs.Bool("sampling", true, "also time generation and the test-time posterior")
+	flopsOnly := fs.Bool("flops-only", false, "print the FLOPs of each measurement, from the architectures alone, and time nothing")
+	peak := fs.Float64("peak-tflops", 0, "the device's peak TFLOP/s at the precision used (H100 SXM: 67 float32, 495 TF32, 989 bfloat16, dense): adds a % of peak column; 0: none")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *batch < 1 || *iters < 1 || *priorIters < 0 || *priorBatch < 0 || *genBatch < 0 {
+		return fmt.Errorf("flags -batch %d, -iters %d, -prior-iters %d, -prior-batch %d, -gen-batch %d: batch and iters must be at least 1, the others at least 0",
+			*batch, *iters, *priorIters, *priorBatch, *genBatch)
+	}
 	if *genBatch == 0 {
 		*genBatch = *batch
 	}
-	rate := newRateFormat(*peak)
 	if *priorBatch == 0 {
 		*priorBatch = *batch
 	}
-	write := func(text string) {
-		if *out == "" {
-			return
-		}
-		if err := atomicfile.Write(*out, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
-			log.Fatalf("bench-lebm: %v", err)
-		}
+	rate := newRateFormat(*peak)
+	var table strings.Builder
+	emit := func(format string, a ...any) {
+		text := fmt.Sprintf(format, a...)
+		table.WriteString(text)
+		fmt.Fprint(w, text)
 	}
 	if *flopsOnly {
 		text, err := flopsTable(strings.Split(*shapes, ","), strings.Split(*methods, ","), *batch, *priorBatch, *genBatch)
 		if err != nil {
-			log.Fatalf("bench-lebm: %v", err)
+			return err
 		}
-		text = fmt.Sprintf("Command: `bench-lebm %s` — FLOPs from the architectures (lebm.Config.TrainingFLOPs and friends).\n\n%s", strings.Join(os.Args[1:], " "), text)
-		fmt.Print(text)
-		write(text)
-		return
+		emit("Command: `bench-lebm %s` — FLOPs from the architectures (lebm.Config.TrainingFLOPs and friends).\n\n%s", strings.Join(args, " "), text)
+		return writeTable(*out, table.String())
 	}
 
 	b, choice, err := backend.Open(*backendFlag)
 	if err != nil {
-		log.Fatalf("bench-lebm: flag -backend: %v", err)
+		return fmt.Errorf("flag -backend: %w", err)
 	}
 	defer b.Finalize()
-	var table strings.Builder
-	fmt.Fprintf(&table, "Command: `bench-lebm %s` — backend %s (%s), %s.\n\n", strings.Join(os.Args[1:], " "), b.Name(), choice.Reason, time.Now().UTC().Format("2006-01-02"))
-	fmt.Fprintf(&table, "| shape | method | s / training iteration (batch -batch) | GFLOP / iteration | %s | s / prior update alone (batch -prior-batch) | prior update ÷ CD's |\n|---|---|---|---|%s---|---|\n",
+	emit("Command: `bench-lebm %s` — backend %s (%s), %s.\n\n", strings.Join(args, " "), b.Name(), choice.Reason, time.Now().UTC().Format("2006-01-02"))
+	emit("| shape | method | s / training iteration (batch -batch) | GFLOP / iteration | %s | s / prior update alone (batch -prior-batch) | prior update ÷ CD's |\n|---|---|---|---|%s---|---|\n",
 		rate.header, rate.rule)
-	fmt.Print(table.String())
 	type row struct{ full, prior, flops float64 }
 	var samplers strings.Builder
 	for _, shape := range strings.Split(*shapes, ",") {
@@ -91,7 +100,7 @@ func main() {
 		for _, method := range strings.Split(*methods, ",") {
 			full, prior, flops, err := measure(b, shape, method, *computeDType, *batch, *priorBatch, *iters, *priorIters)
 			if err != nil {
-				log.Fatalf("bench-lebm: %s/%s: %v", shape, method, err)
+				return fmt.Errorf("%s/%s: %w", shape, method, err)
 			}
 			rows[method] = row{full, prior, flops}
 			if method == lebm.MethodCD {
@@ -104,25 +113,29 @@ func main() {
 			if priorCD > 0 {
 				ratio = fmt.Sprintf("%.3f", r.prior/priorCD)
 			}
-			line := fmt.Sprintf("| %s | %s | %.3f | %s | %s | %.5f | %s |\n", shape, method, r.full, gflop(r.flops), rate.cells(r.flops, r.full), r.prior, ratio)
-			table.WriteString(line)
-			fmt.Print(line)
+			emit("| %s | %s | %.3f | %s | %s | %.5f | %s |\n", shape, method, r.full, gflop(r.flops), rate.cells(r.flops, r.full), r.prior, ratio)
 		}
 		if *sampling {
 			line, err := measureSamplers(b, shape, *computeDType, *batch, *genBatch, *iters, rate)
 			if err != nil {
-				log.Fatalf("bench-lebm: %s samplers: %v", shape, err)
+				return fmt.Errorf("%s samplers: %w", shape, err)
 			}
 			samplers.WriteString(line)
 		}
 	}
 	if *sampling {
-		header := fmt.Sprintf("\n| shape | s / generation (500 prior Langevin steps of 0.2 + G, batch %d) | %s | s / test posterior (100 Langevin steps of 0.1, batch %d) | %s |\n|---|---|%s---|%s\n",
-			*genBatch, rate.header, *batch, rate.header, rate.rule, rate.rule)
-		table.WriteString(header + samplers.String())
-		fmt.Print(header + samplers.String())
+		emit("\n| shape | s / generation (500 prior Langevin steps of 0.2 + G, batch %d) | %s | s / test posterior (100 Langevin steps of 0.1, batch %d) | %s |\n|---|---|%s---|%s\n%s",
+			*genBatch, rate.header, *batch, rate.header, rate.rule, rate.rule, samplers.String())
 	}
-	write(table.String())
+	return writeTable(*out, table.String())
+}
+
+// writeTable writes text to path atomically; an empty path writes nothing.
+func writeTable(path, text string) error {
+	if path == "" {
+		return nil
+	}
+	return atomicfile.Write(path, func(f io.Writer) error { _, err := io.WriteString(f, text); return err })
 }
 
 // flopsTable is the work of each measurement, from the architectures alone.

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/lebm"
+)
+
+// tableRows returns the cells of the Markdown table rows of text whose
+// first cell is first.
+func tableRows(text, first string) [][]string {
+	var rows [][]string
+	for _, line := range strings.Split(text, "\n") {
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if len(cells) > 1 && cells[0] == first {
+			rows = append(rows, cells)
+		}
+	}
+	return rows
+}
+
+func number(t *testing.T, cell string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(cell, 64)
+	if err != nil {
+		t.Fatalf("cell %q: %v", cell, err)
+	}
+	return v
+}
+
+// TestBenchTables runs the benchmark on a small shape and checks its
+// tables: one row per method and one sampler row, the work from the FLOP
+// model, and rates consistent with the printed times and the peak.
+func TestBenchTables(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "speed.md")
+	var printed bytes.Buffer
+	args := []string{"-backend", testutil.BackendName(), "-shapes", "mnist", "-methods", "ed,cd", "-batch", "2",
+		"-iters", "1", "-prior-iters", "1", "-peak-tflops", "0.5", "-out", out}
+	if err := run(args, &printed); err != nil {
+		t.Fatal(err)
+	}
+	written, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(written) != printed.String() {
+		t.Errorf("-out file differs from the printed tables:\n%s\n---\n%s", written, printed.String())
+	}
+	cfg, err := lebm.DefaultConfig("mnist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := tableRows(printed.String(), "mnist")
+	if len(rows) != 3 {
+		t.Fatalf("%d mnist rows, want 2 methods + 1 sampler row:\n%s", len(rows), printed.String())
+	}
+	// | shape | method | s | GFLOP | TFLOP/s | % of peak | s prior | ÷ CD |
+	for i, method := range []string{"ed", "cd"} {
+		row := rows[i]
+		if len(row) != 8 || row[1] != method {
+			t.Fatalf("row %v: want 8 cells for %s", row, method)
+		}
+		cfg.Method = method
+		flops, err := cfg.TrainingFLOPs(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row[3] != gflop(flops) {
+			t.Errorf("%s: GFLOP cell %s, the model's %s", method, row[3], gflop(flops))
+		}
+		seconds, tflops, percent := number(t, row[2]), number(t, row[4]), number(t, row[5])
+		// The cells are rounded (3 decimals, 3 digits): allow their rounding.
+		if want := flops / seconds / 1e12; math.Abs(tflops-want) > 0.01*want+0.0005/seconds*want {
+			t.Errorf("%s: %g TFLOP/s, but %s GFLOP in %s s is %g", method, tflops, row[3], row[2], want)
+		}
+		if want := 100 * tflops / 0.5; math.Abs(percent-want) > 0.01*want+0.05 {
+			t.Errorf("%s: %g %% of 0.5 TFLOP/s, want %g", method, percent, want)
+		}
+	}
+	if rows[1][7] != "1.000" {
+		t.Errorf("CD's prior-update ratio to itself is %s, want 1.000", rows[1][7])
+	}
+	// | shape | s gen | TFLOP/s | % | s posterior | TFLOP/s | % |
+	if len(rows[2]) != 7 {
+		t.Errorf("sampler row %v: want 7 cells", rows[2])
+	}
+}
+
+// TestFlopsOnly checks the -flops-only table against the FLOP model.
+func TestFlopsOnly(t *testing.T) {
+	var printed bytes.Buffer
+	if err := run([]string{"-flops-only", "-shapes", "svhn", "-batch", "128", "-gen-batch", "64"}, &printed); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := lebm.DefaultConfig("svhn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := tableRows(printed.String(), "svhn")
+	if len(rows) != len(lebm.Methods) {
+		t.Fatalf("%d svhn rows, want %d:\n%s", len(rows), len(lebm.Methods), printed.String())
+	}
+	for i, method := range lebm.Methods {
+		cfg.Method = method
+		training, err := cfg.TrainingFLOPs(128)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prior, err := cfg.PriorUpdateFLOPs(128)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"svhn", method, gflop(training), gflop(prior),
+			gflop(cfg.GenerationFLOPs(64, cfg.GenerationLangevin)), gflop(cfg.PosteriorFLOPs(128, cfg.TestPosteriorLangevin))}
+		if strings.Join(rows[i], "|") != strings.Join(want, "|") {
+			t.Errorf("row %v, want %v", rows[i], want)
+		}
+	}
+}
+
+// TestFlagErrors checks that bad flags are errors naming them.
+func TestFlagErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-batch", "0"}, "-batch 0"},
+		{[]string{"-iters", "0"}, "-iters 0"},
+		{[]string{"-flops-only", "-shapes", "imagenet"}, "imagenet"},
+		{[]string{"-no-such-flag"}, "no-such-flag"},
+	}
+	for _, c := range cases {
+		err := run(c.args, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one containing %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestGFLOPFormat checks the GFLOP cells on hand-written cases.
+func TestGFLOPFormat(t *testing.T) {
+	cases := map[float64]string{1.2345e9: "1.234", 766.2e9: "766.2", 23143.4e9: "23143", 0.006989e9: "0.006989"}
+	for flops, want := range cases {
+		if got := gflop(flops); got != want {
+			t.Errorf("gflop(%g) = %s, want %s", flops, got, want)
+		}
+	}
+}
