@@ -98,6 +98,17 @@ func Generate(ctx *context.Context, cfg Config, g *Graph, n int, langevin losses
 	return Decode(ctx, cfg, PriorSample(ctx, cfg, BaseSample(ctx, cfg, g, n), langevin))
 }
 
+// ScopeValues returns the values in g of the variables under the model
+// scope (GeneratorScope or PriorScope), in the context's order: the nodes
+// to differentiate a loss with respect to one of the two models.
+func ScopeValues(ctx *context.Context, scope string, g *Graph) []*Node {
+	var values []*Node
+	ctx.InAbsPath("/" + scope).EnumerateVariablesInScope(func(v *context.Variable) {
+		values = append(values, v.ValueGraph(g))
+	})
+	return values
+}
+
 // scope returns ctx in the given sub-scope, allowing variables to be both
 // created and reused: the chains call each network many times per graph.
 func scope(ctx *context.Context, name string) *context.Context {

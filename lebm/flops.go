@@ -46,8 +46,7 @@ func (c Config) TrainingFLOPs(batch int) (float64, error) {
 func (c Config) PriorUpdateFLOPs(batch int) (float64, error) {
 	gen, mlp := c.layerFLOPs()
 	energyAndWeightGrad := nets.PassFLOPs(mlp, false, true)
-	// The prior's score ∇U(z), its value unused.
-	score := nets.PassFLOPs(mlp, true, false) - mlp[len(mlp)-1]
+	score := priorScoreFLOPs(mlp)
 	// The weight gradient of a loss of the score: a reverse pass through the
 	// score's input-gradient products (every layer's weight gradient and, but
 	// for the output layer, whose adjoint is constant, the gradient with
@@ -56,7 +55,7 @@ func (c Config) PriorUpdateFLOPs(batch int) (float64, error) {
 	// output one (both operands, but for the first layer's input z).
 	scoreWeightGrad := score
 	if !c.Prior.PiecewiseLinear() {
-		scoreWeightGrad += 2*(sum(mlp)-mlp[len(mlp)-1]) - mlp[0]
+		scoreWeightGrad += 2*(nets.PassFLOPs(mlp, false, false)-mlp[len(mlp)-1]) - mlp[0]
 	}
 	var perExample float64
 	switch c.Method {
@@ -112,7 +111,7 @@ func (c Config) GenerationFLOPs(n int, langevin losses.LangevinConfig) float64 {
 // generator (whose output the likelihood needs).
 func (c Config) chainFLOPs(langevin losses.LangevinConfig, posterior bool) float64 {
 	gen, mlp := c.layerFLOPs()
-	step := nets.PassFLOPs(mlp, true, false) - mlp[len(mlp)-1]
+	step := priorScoreFLOPs(mlp)
 	if posterior {
 		step += nets.PassFLOPs(gen, true, false)
 	}
@@ -125,10 +124,9 @@ func (c Config) layerFLOPs() (gen, mlp []float64) {
 	return c.Generator.LayerFLOPs(), c.Prior.LayerFLOPs(c.Generator.Nz)
 }
 
-func sum(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s
+// priorScoreFLOPs is the cost of the prior's score ∇U(z) for one latent,
+// given its layers' forward costs: the forward and input-gradient passes,
+// without the output layer's forward product, whose value is unused.
+func priorScoreFLOPs(mlp []float64) float64 {
+	return nets.PassFLOPs(mlp, true, false) - mlp[len(mlp)-1]
 }

@@ -112,11 +112,7 @@ func TestFLOPsMatchTheGraph(t *testing.T) {
 				}},
 				{"prior update", prior, func(ctx *context.Context, x *Node) []*Node {
 					loss, _ := PriorLoss(ctx, cfg, x, BaseSample(ctx, cfg, x.Graph(), batch))
-					var params []*Node
-					ctx.InAbsPath("/" + PriorScope).EnumerateVariablesInScope(func(v *context.Variable) {
-						params = append(params, v.ValueGraph(x.Graph()))
-					})
-					return append(Gradient(loss, params...), loss)
+					return append(Gradient(loss, ScopeValues(ctx, PriorScope, x.Graph())...), loss)
 				}},
 				{"posterior", cfg.PosteriorFLOPs(batch, cfg.TestPosteriorLangevin), func(ctx *context.Context, x *Node) []*Node {
 					return []*Node{PosteriorSample(ctx, cfg, x, BaseSample(ctx, cfg, x.Graph(), batch), cfg.TestPosteriorLangevin)}

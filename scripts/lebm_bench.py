@@ -510,30 +510,20 @@ def sync(device):
 # ---------------------------------------------------------------------------
 
 
-def _prod(xs):
-    p = 1
-    for v in xs:
-        p *= v
-    return p
-
-
 def conv_flops(x_shape, w_shape, out_shape, transposed):
     """2 per multiply-add of a convolution: the kernel (all of its weight
     tensor, groups 1) at every position it slides over, which for a
     transposed convolution are the input's pixels (the parts of the output
     that padding crops included)."""
     spatial = x_shape[2:] if transposed else out_shape[2:]
-    return 2 * x_shape[0] * _prod(spatial) * _prod(w_shape)
+    return 2 * x_shape[0] * math.prod(spatial) * math.prod(w_shape)
 
 
 def op_flops(name, args, out):
     """FLOPs of one aten call, 0 for anything but matrix products and
     convolutions."""
-    if name == "mm":
-        a, b = args[0], args[1]
-        return 2 * a.shape[0] * a.shape[1] * b.shape[1]
-    if name == "addmm":
-        a, b = args[1], args[2]
+    if name in ("mm", "addmm"):
+        a, b = args[1:3] if name == "addmm" else args[0:2]  # addmm(bias, a, b)
         return 2 * a.shape[0] * a.shape[1] * b.shape[1]
     if name == "bmm":
         a, b = args[0], args[1]

@@ -145,11 +145,10 @@ func flopsTable(shapes, methods []string, batch, priorBatch, genBatch int) (stri
 		batch, priorBatch, genBatch, batch)
 	for _, shape := range shapes {
 		for _, method := range methods {
-			cfg, err := lebm.DefaultConfig(shape)
+			cfg, err := shapeConfig(shape, method, "")
 			if err != nil {
 				return "", err
 			}
-			cfg.Method = method
 			training, err := cfg.TrainingFLOPs(batch)
 			if err != nil {
 				return "", err
@@ -208,13 +207,20 @@ func measureSamplers(b backends.Backend, shape, computeDType string, batch, genB
 		post, rate.cells(cfg.PosteriorFLOPs(batch, cfg.TestPosteriorLangevin), post)), nil
 }
 
-// newModel is a fresh model of the shape's default configuration (seed 1).
-func newModel(b backends.Backend, shape, method, computeDType string) (*lebm.Model, lebm.Config, error) {
+// shapeConfig is the shape's default configuration with the method and
+// compute dtype measured, seed 1.
+func shapeConfig(shape, method, computeDType string) (lebm.Config, error) {
 	cfg, err := lebm.DefaultConfig(shape)
+	cfg.Method, cfg.ComputeDType, cfg.Seed = method, computeDType, 1
+	return cfg, err
+}
+
+// newModel is a fresh model of shapeConfig.
+func newModel(b backends.Backend, shape, method, computeDType string) (*lebm.Model, lebm.Config, error) {
+	cfg, err := shapeConfig(shape, method, computeDType)
 	if err != nil {
 		return nil, cfg, err
 	}
-	cfg.Method, cfg.ComputeDType, cfg.Seed = method, computeDType, 1
 	model, err := lebm.New(b, cfg)
 	return model, cfg, err
 }
@@ -237,10 +243,11 @@ func timed(iters int, run func() error) (float64, error) {
 // gflop formats flops in GFLOP with four significant digits, or as an
 // integer from 1,000 on (as scripts/lebm_bench.py does).
 func gflop(flops float64) string {
-	if g := flops / 1e9; g < 1000 {
+	g := flops / 1e9
+	if g < 1000 {
 		return fmt.Sprintf("%.4g", g)
 	}
-	return fmt.Sprintf("%.0f", flops/1e9)
+	return fmt.Sprintf("%.0f", g)
 }
 
 // rateFormat writes the achieved-rate cells: TFLOP/s and, with a peak, the
@@ -283,12 +290,8 @@ func measurePrior(b backends.Backend, ctx *context.Context, cfg lebm.Config, ima
 	exec, err := context.NewExec(b, ctx.Reuse(), func(ctx *context.Context, x *Node) *Node {
 		z := lebm.BaseSample(ctx, cfg, x.Graph(), x.Shape().Dimensions[0])
 		loss, _ := lebm.PriorLoss(ctx, cfg, x, z)
-		var params []*Node
-		ctx.InAbsPath("/" + lebm.PriorScope).EnumerateVariablesInScope(func(v *context.Variable) {
-			params = append(params, v.ValueGraph(x.Graph()))
-		})
 		total := loss
-		for _, grad := range Gradient(loss, params...) {
+		for _, grad := range Gradient(loss, lebm.ScopeValues(ctx, lebm.PriorScope, x.Graph())...) {
 			total = Add(total, ConvertDType(ReduceAllSum(grad), loss.DType()))
 		}
 		return total

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,6 +171,9 @@ func checkReferences(b backends.Backend, o options, w io.Writer) (failed int, er
 		if dtype := model.Config().DType; dtype != "float32" {
 			return failed, fmt.Errorf("%s: the model is %s; references are float32", path, dtype)
 		}
+		if err := ref.Inputs.validate(model.Config(), ref.Batch); err != nil {
+			return failed, fmt.Errorf("%s: %w", path, err)
+		}
 		probes, err := computeProbes(b, model, ref.Inputs, ref.Batch)
 		if err != nil {
 			return failed, fmt.Errorf("%s: %w", path, err)
@@ -194,7 +198,7 @@ func checkReferences(b backends.Backend, o options, w io.Writer) (failed int, er
 		}
 		for _, name := range metricNames {
 			want, got := ref.TrainStep[name], metrics[name]
-			fmt.Fprintf(&steps, "| %s | %s | %s | %.6g | %.6g | %.2g |\n", ref.Shape, ref.Method, name, want, got, (got-want)/max(abs(want), 1e-12))
+			fmt.Fprintf(&steps, "| %s | %s | %s | %.6g | %.6g | %.2g |\n", ref.Shape, ref.Method, name, want, got, (got-want)/max(math.Abs(want), 1e-12))
 		}
 	}
 	text := report.String() + steps.String()
@@ -231,9 +235,6 @@ var metricNames = []string{"generator loss", "prior loss", "mean f(z_post)", "re
 // trainStep runs one training step on the stored images and returns its
 // metrics by name.
 func trainStep(model *lebm.Model, in inputs, batch int) (map[string]float64, error) {
-	if err := in.validate(model.Config(), batch); err != nil {
-		return nil, err
-	}
 	h, w, c := model.Config().Generator.OutputShape()
 	m, err := model.TrainStep(tensorOf(in.Images, batch, h, w, c))
 	if err != nil {
@@ -242,5 +243,3 @@ func trainStep(model *lebm.Model, in inputs, batch int) (map[string]float64, err
 	return map[string]float64{"generator loss": m.GeneratorLoss, "prior loss": m.PriorLoss,
 		"mean f(z_post)": m.PosteriorEnergy, "reconstruction MSE": m.ReconstructionMSE}, nil
 }
-
-func abs(x float64) float64 { return max(x, -x) }

@@ -113,9 +113,6 @@ func computeProbes(b backends.Backend, model *lebm.Model, in inputs, batch int) 
 		return nil, err
 	}
 	defer exec.Finalize()
-	if err := in.validate(cfg, batch); err != nil {
-		return nil, err
-	}
 	outs, err := exec.Exec(tensorOf(in.Images, batch, h, w, c), tensorOf(in.Z, batch, nz), tensorOf(in.Xi, batch, nz),
 		tensorOf(in.XiPrime, batch, cfg.ED.M, nz), tensorOf(in.ZNeg, batch, nz))
 	if err != nil {
@@ -137,10 +134,7 @@ func computeProbes(b backends.Backend, model *lebm.Model, in inputs, batch int) 
 // variable under scope, in the context's variable order: a small
 // fingerprint of gradients with millions of entries.
 func gradientNorms(ctx *context.Context, scope string, loss *Node) *Node {
-	var params []*Node
-	ctx.InAbsPath("/" + scope).EnumerateVariablesInScope(func(v *context.Variable) {
-		params = append(params, v.ValueGraph(loss.Graph()))
-	})
+	params := lebm.ScopeValues(ctx, scope, loss.Graph())
 	norms := make([]*Node, len(params))
 	for i, g := range Gradient(loss, params...) {
 		norms[i] = Reshape(Sqrt(ReduceAllSum(Square(g))), 1)
