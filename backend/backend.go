@@ -30,41 +30,66 @@ type Choice struct {
 	Config string
 	// Reason says in words why this backend was chosen.
 	Reason string
+	// EmulateTF32 asks Open to wrap the backend in EmulateTF32.
+	EmulateTF32 bool
 }
+
+// FlagUsage is the usage line of the commands' -backend flag.
+const FlagUsage = "GoMLX backend: auto, go, go-tf32 (SimpleGo with TF32 matrix products emulated), cuda[,tf32] or xla:PLUGIN[,OPTIONS]"
 
 // Resolve turns a user's request into a backend configuration:
 //
 //   - "" or "auto": $GOMLX_BACKEND if set, else XLA with the first CUDA PJRT
 //     plugin found (see CUDAPluginCandidates), else SimpleGo;
 //   - "go" (or "cpu", "simplego"): SimpleGo;
+//   - "go-tf32" (or "cpu-tf32"): SimpleGo with the GPU's TF32 matrix
+//     products emulated (see EmulateTF32);
 //   - "cuda" (or "gpu"): XLA with the first CUDA plugin found, or an error;
 //   - "xla:NAME" or "xla:/absolute/path.so": passed to GoMLX as given.
+//
+// XLA requests may end in GoMLX's plugin options after commas: "cuda,tf32"
+// asks for TF32 float32 dot products explicitly.
 func Resolve(request string) (Choice, error) {
-	switch strings.ToLower(request) {
+	name, options, _ := strings.Cut(request, ",")
+	if options != "" {
+		options = "," + options
+	}
+	xlaOnly := func(what string) error {
+		if options == "" {
+			return nil
+		}
+		return fmt.Errorf("backend %q: options %q apply to XLA backends only, not to %s", request, options[1:], what)
+	}
+	switch strings.ToLower(name) {
 	case "", "auto":
-		if env := os.Getenv(backends.ConfigEnvVar); env != "" {
-			return Choice{env, "from $" + backends.ConfigEnvVar}, nil
+		if env := os.Getenv(backends.ConfigEnvVar); env != "" && options == "" {
+			return Choice{Config: env, Reason: "from $" + backends.ConfigEnvVar}, nil
 		}
 		if path, ok := FindCUDAPlugin(); ok {
-			return Choice{"xla:" + path, "CUDA PJRT plugin found at " + path}, nil
+			return Choice{Config: "xla:" + path + options, Reason: "CUDA PJRT plugin found at " + path}, nil
 		}
-		return Choice{SimpleGo, fmt.Sprintf("no CUDA PJRT plugin found (looked for %s in %s); using SimpleGo, the pure-Go CPU backend",
+		if err := xlaOnly("SimpleGo, the fallback when no CUDA PJRT plugin is found"); err != nil {
+			return Choice{}, err
+		}
+		return Choice{Config: SimpleGo, Reason: fmt.Sprintf("no CUDA PJRT plugin found (looked for %s in %s); using SimpleGo, the pure-Go CPU backend",
 			CUDAPluginName, strings.Join(searchDirs(), ", "))}, nil
 	case "go", "cpu", "simplego":
-		return Choice{SimpleGo, "SimpleGo requested"}, nil
+		return Choice{Config: SimpleGo, Reason: "SimpleGo requested"}, xlaOnly("SimpleGo")
+	case "go-tf32", "cpu-tf32":
+		return Choice{Config: SimpleGo, Reason: "SimpleGo with float32 matrix-product inputs rounded to TF32 requested", EmulateTF32: true}, xlaOnly("SimpleGo")
 	case "cuda", "gpu":
 		if path, ok := FindCUDAPlugin(); ok {
-			return Choice{"xla:" + path, "CUDA PJRT plugin found at " + path}, nil
+			return Choice{Config: "xla:" + path + options, Reason: "CUDA PJRT plugin found at " + path}, nil
 		}
 		return Choice{}, fmt.Errorf("backend %q: no CUDA PJRT plugin found (looked for %s in %s); install go-xla's CUDA plugin, or name one with -backend=xla:/path/to/plugin.so",
 			request, CUDAPluginName, strings.Join(searchDirs(), ", "))
 	}
-	if path, ok := strings.CutPrefix(request, "xla:"); ok && filepath.IsAbs(path) {
+	if path, ok := strings.CutPrefix(name, "xla:"); ok && filepath.IsAbs(path) {
 		if _, err := os.Stat(path); err != nil {
 			return Choice{}, fmt.Errorf("backend %q: PJRT plugin file not found: %w", request, err)
 		}
 	}
-	return Choice{request, "requested"}, nil
+	return Choice{Config: request, Reason: "requested"}, nil
 }
 
 // Open resolves request (see Resolve) and creates the backend. Automatic
@@ -78,6 +103,9 @@ func Open(request string) (backends.Backend, Choice, error) {
 	b, err := backends.NewWithConfig(choice.Config)
 	if err != nil {
 		return nil, choice, fmt.Errorf("opening backend %q (%s): %w", choice.Config, choice.Reason, err)
+	}
+	if choice.EmulateTF32 {
+		b = EmulateTF32(b)
 	}
 	return b, choice, nil
 }

@@ -24,17 +24,24 @@ func TestResolve(t *testing.T) {
 		env        string
 		plugin     bool // a fake CUDA plugin file is installed
 		wantConfig string
+		wantTF32   bool // Choice.EmulateTF32
 		wantErr    string
 	}{
-		{"auto without plugin falls back to SimpleGo", "auto", "", false, SimpleGo, ""},
-		{"empty request is auto", "", "", false, SimpleGo, ""},
-		{"auto with plugin uses XLA", "auto", "", true, "xla:PLUGIN", ""},
-		{"environment overrides auto", "auto", "xla:cuda", true, "xla:cuda", ""},
-		{"explicit SimpleGo ignores plugin", "go", "", true, SimpleGo, ""},
-		{"cuda with plugin", "cuda", "", true, "xla:PLUGIN", ""},
-		{"cuda without plugin is an error", "cuda", "", false, "", CUDAPluginName},
-		{"missing absolute plugin path", "xla:/no/such/plugin.so", "", false, "", "/no/such/plugin.so"},
-		{"other configs pass through", "xla:cpu", "", false, "xla:cpu", ""},
+		{"auto without plugin falls back to SimpleGo", "auto", "", false, SimpleGo, false, ""},
+		{"empty request is auto", "", "", false, SimpleGo, false, ""},
+		{"auto with plugin uses XLA", "auto", "", true, "xla:PLUGIN", false, ""},
+		{"auto passes XLA options on", "auto,tf32", "", true, "xla:PLUGIN,tf32", false, ""},
+		{"auto refuses XLA options for SimpleGo", "auto,tf32", "", false, "", false, `options "tf32" apply to XLA backends only`},
+		{"environment overrides auto", "auto", "xla:cuda", true, "xla:cuda", false, ""},
+		{"explicit SimpleGo ignores plugin", "go", "", true, SimpleGo, false, ""},
+		{"SimpleGo takes no XLA options", "go,tf32", "", false, "", false, `options "tf32" apply to XLA backends only`},
+		{"SimpleGo with TF32 emulated", "go-tf32", "", true, SimpleGo, true, ""},
+		{"cuda with plugin", "cuda", "", true, "xla:PLUGIN", false, ""},
+		{"cuda with options", "cuda,tf32", "", true, "xla:PLUGIN,tf32", false, ""},
+		{"cuda without plugin is an error", "cuda", "", false, "", false, CUDAPluginName},
+		{"missing absolute plugin path", "xla:/no/such/plugin.so", "", false, "", false, "/no/such/plugin.so"},
+		{"absolute plugin path with options", "xla:PLUGIN,tf32", "", true, "xla:PLUGIN,tf32", false, ""},
+		{"other configs pass through", "xla:cpu", "", false, "xla:cpu", false, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,7 +53,8 @@ func TestResolve(t *testing.T) {
 				}
 			}
 			t.Setenv("GOMLX_BACKEND", c.env)
-			got, err := Resolve(c.request)
+			request := strings.Replace(c.request, "PLUGIN", plugin, 1)
+			got, err := Resolve(request)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("Resolve(%q) error = %v, want one mentioning %q", c.request, err, c.wantErr)
@@ -57,8 +65,8 @@ func TestResolve(t *testing.T) {
 				t.Fatalf("Resolve(%q): %v", c.request, err)
 			}
 			want := strings.Replace(c.wantConfig, "PLUGIN", plugin, 1)
-			if got.Config != want || got.Reason == "" {
-				t.Errorf("Resolve(%q) = %+v, want config %q with a reason", c.request, got, want)
+			if got.Config != want || got.Reason == "" || got.EmulateTF32 != c.wantTF32 {
+				t.Errorf("Resolve(%q) = %+v, want config %q with a reason, EmulateTF32 %v", request, got, want, c.wantTF32)
 			}
 		})
 	}

@@ -49,7 +49,7 @@ func run(args []string, w io.Writer) error {
 	priorIters := fs.Int("prior-iters", 20, "timed prior-update-only iterations per row (0: skip that measurement)")
 	priorBatch := fs.Int("prior-batch", 0, "batch size of the prior-update-only measurement (0: -batch)")
 	out := fs.String("out", "", "Markdown file to write (default: print only)")
-	backendFlag := fs.String("backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	backendFlag := fs.String("backend", "auto", backend.FlagUsage)
 	computeDType := fs.String("compute-dtype", "", fmt.Sprintf("generator layers' dtype %q (\"\": float32, the model's)", lebm.ComputeDTypes))
 	genBatch := fs.Int("gen-batch", 0, "images per generation call in the sampler table (0: -batch)")
 	sampling := fs.Bool("sampling", true, "also time generation and the test-time posterior")

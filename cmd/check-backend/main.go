@@ -64,7 +64,7 @@ type options struct {
 func main() {
 	var o options
 	var shapes, methods string
-	flag.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	flag.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
 	flag.StringVar(&o.write, "write", "", "write references into this folder")
 	flag.StringVar(&o.check, "check", "", "check this backend against the references in this folder")
 	flag.StringVar(&o.out, "out", "", "with -check: also write the report (Markdown) here")

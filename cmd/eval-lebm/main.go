@@ -78,7 +78,7 @@ func main() {
 	flag.IntVar(&o.chains, "chains", 8, "prior chains for the MCMC diagnostics")
 	flag.IntVar(&o.chainSteps, "chain-steps", 2000, "Langevin steps per chain")
 	flag.IntVar(&o.maxLag, "max-lag", 200, "largest autocorrelation lag")
-	flag.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	flag.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
 	flag.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "the class the run was trained without (train-lebm -anomaly-holdout): score its anomaly-detection test split and report AUPRC; -1: skip")
 	flag.IntVar(&o.anomalyN, "anomaly-n", 0, "score an evenly spaced subset of this many anomaly test images (0: all)")
 	flag.IntVar(&o.anomalyCkpts, "anomaly-checkpoints", 0, "average the anomaly AUPRC over the last N end-of-epoch snapshots in RUN/epochs (train-lebm -keep-epochs); 0: the latest checkpoint only")

@@ -37,7 +37,7 @@ import (
 func main() {
 	study := flag.String("study", "mixture", "study to run: mixture or w")
 	out := flag.String("out", "out/studies", "output directory")
-	backendFlag := flag.String("backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	backendFlag := flag.String("backend", "auto", backend.FlagUsage)
 	seed := flag.Uint64("seed", 1, "random seed")
 	n := flag.Int("n", 10000, "mixture: data points for the loss curves")
 	curveTs := flag.String("curve-t", "2,4,8,32", "mixture: values of t for the loss curves (M 32, w 1)")

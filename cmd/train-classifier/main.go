@@ -55,7 +55,7 @@ func main() {
 	flag.IntVar(&o.epochs, "epochs", 5, "training epochs")
 	flag.IntVar(&o.batch, "batch", 128, "batch size")
 	flag.IntVar(&o.trainN, "train-n", 0, "use only the first N training images (0: all)")
-	flag.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	flag.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatalf("train-classifier: %v", err)

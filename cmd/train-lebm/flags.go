@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/lebm"
@@ -34,7 +35,7 @@ func parseFlags(args []string) (options, error) {
 		" for fashion-mnist), folder of train_32x32.mat/test_32x32.mat (svhn), cifar-10-binary.tar.gz or its folder (cifar10), CelebA root with img_align_celeba/ or its zip and list_eval_partition.txt (celeba64, celeba128)")
 	fs.BoolVar(&o.download, "download", false, "download the data set's official files into -data-dir first (svhn, cifar10, mnist, fashion-mnist; checksums verified, resumable)")
 	fs.StringVar(&o.out, "out", "", "output folder for checkpoints, pictures and metrics (default runs/DATA-METHOD)")
-	fs.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	fs.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
 	fs.IntVar(&o.epochs, "epochs", 200, "epochs to train (a resumed run continues up to this many)")
 	fs.IntVar(&o.batch, "batch", 128, "batch size")
 	fs.IntVar(&o.trainSize, "train-size", 0, "use only the first N training images (0: all)")

@@ -52,7 +52,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.data, "data", "25gaussians", "2-D data set: "+strings.Join(toy2d.Names(), ", "))
 	fs.StringVar(&o.methods, "methods", "ed,sm,cd", "comma-separated training methods: ed, sm, cd")
 	fs.StringVar(&o.out, "out", "out/toy", "output directory (a folder per data set and method is made in it)")
-	fs.StringVar(&o.backend, "backend", "auto", "GoMLX backend: auto, go, cuda or xla:PLUGIN")
+	fs.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
 	fs.IntVar(&o.steps, "steps", 50000, "training steps")
 	fs.IntVar(&o.batch, "batch", 128, "fresh data samples per step")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed (initialisation, data and noise)")
