@@ -34,6 +34,14 @@ type Choice struct {
 	EmulateTF32 bool
 }
 
+// TF32Products reports whether the chosen backend computes float32 matrix
+// products from TF32-rounded inputs: go-tf32, and XLA on a CUDA plugin,
+// where TF32 is XLA's default precision on NVIDIA GPUs since Ampere (older
+// GPUs compute in full float32: the answer is then conservative).
+func (c Choice) TF32Products() bool {
+	return c.EmulateTF32 || (strings.HasPrefix(c.Config, "xla:") && strings.Contains(strings.ToLower(c.Config), "cuda"))
+}
+
 // FlagUsage is the usage line of the commands' -backend flag.
 const FlagUsage = "GoMLX backend: auto, go, go-tf32 (SimpleGo with TF32 matrix products emulated), cuda[,tf32] or xla:PLUGIN[,OPTIONS]"
 

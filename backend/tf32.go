@@ -24,6 +24,8 @@ func EmulateTF32(b backends.Backend) backends.Backend { return &tf32Backend{b} }
 
 type tf32Backend struct{ backends.Backend }
 
+func (b *tf32Backend) Name() string { return b.Backend.Name() + " with TF32 products" }
+
 func (b *tf32Backend) Description() string {
 	return b.Backend.Description() + ", float32 matrix-product inputs rounded to TF32"
 }

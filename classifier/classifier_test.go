@@ -101,7 +101,8 @@ func TestEvaluateMatchesNaiveForward(t *testing.T) {
 	}
 	for i := range set.N {
 		logits, features := naiveForward(t, model.Trainer().Context(), cfg, set.Image(i))
-		testutil.AssertAllClose(t, "features", ev.Features[i*cfg.FeatureDim():(i+1)*cfg.FeatureDim()], features, 1e-4)
+		// TF32 products (emulated): up to 6.1e-4 off.
+		testutil.AssertAllClose(t, "features", ev.Features[i*cfg.FeatureDim():(i+1)*cfg.FeatureDim()], features, testutil.ProductTol(1e-4, 3e-3))
 		best := 0
 		for j, v := range logits {
 			if v > logits[best] {

@@ -257,8 +257,9 @@ func TestFeaturesMatchPyTorch(t *testing.T) {
 			if calls != set.N {
 				t.Errorf("Progress called %d times for %d batches", calls, set.N)
 			}
-			// float32 through 94 layers against a float64 reference.
-			testutil.AssertAllClose(t, weights+" features", got, c.Features, 2e-5)
+			// float32 through 94 layers against a float64 reference; with
+			// TF32 products (emulated) the largest difference was 0.0045.
+			testutil.AssertAllClose(t, weights+" features", got, c.Features, testutil.ProductTol(2e-5, 2e-2))
 			worst := 0.0
 			for i := range got {
 				worst = math.Max(worst, math.Abs(got[i]-c.Features[i]))

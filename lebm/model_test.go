@@ -8,7 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/internal/testutil"
 )
 
 // newModel creates a model from cfg or fails the test.
@@ -332,35 +336,72 @@ func BenchmarkTrainStep(b *testing.B) {
 	}
 }
 
-// TestBFloat16LayersTrackFloat32 trains the same float32 model from the
-// same seed with and without bfloat16 generator layers: the reconstruction
-// error stays within 5 % of float32's at every step (about 1–4 % in
-// practice), differs from it (so bfloat16 did run) and falls by half.
-func TestBFloat16LayersTrackFloat32(t *testing.T) {
+// TestReducedPrecisionTracksFloat32 trains the same float32 model from
+// the same seed in float32, with bfloat16 generator layers, and with every
+// matrix product's inputs rounded to TF32 (backend.EmulateTF32, what XLA
+// does on NVIDIA GPUs by default): the reconstruction error of each stays
+// within its tolerance of float32's at every step (measured: bfloat16
+// 1.6–3.6 %, TF32 0.02–0.12 %), differs from it (so the reduced precision
+// did run) and falls by half. Where the tests' backend is itself TF32 (a
+// GPU), TF32 is compared with a float32 run on SimpleGo.
+func TestReducedPrecisionTracksFloat32(t *testing.T) {
+	full := testBackend() // computes float32 products in float32
+	if testutil.TF32() {
+		full = testutil.SimpleGo()
+	}
+	runs := []struct {
+		name    string
+		compute string // Config.ComputeDType
+		backend backends.Backend
+		against int     // index of the float32 run compared with; -1: none
+		tol     float64 // largest relative MSE difference
+	}{
+		{"float32", "", testBackend(), -1, 0},
+		{"bfloat16 layers", "bfloat16", testBackend(), 0, 0.05},
+		{"float32 on SimpleGo", "", full, -1, 0},
+		{"TF32 products", "", backend.EmulateTF32(full), 2, 0.01},
+	}
+	if full == testBackend() {
+		runs[2].backend, runs[3].against = nil, 0 // run 0 is that float32 run
+	}
 	for _, method := range Methods {
 		t.Run(method, func(t *testing.T) {
-			var mse [2][]float64
-			for i, compute := range []string{"", "bfloat16"} {
+			mse := make([][]float64, len(runs))
+			for i, r := range runs {
+				if r.backend == nil {
+					continue
+				}
 				cfg := tinyConfig(t)
-				cfg.DType, cfg.ComputeDType, cfg.Method = "float32", compute, method
+				cfg.DType, cfg.ComputeDType, cfg.Method = "float32", r.compute, method
 				cfg.PosteriorLangevin.Steps, cfg.PriorLangevin.Steps = 20, 20
 				cfg.GeneratorLR, cfg.PriorLR = 3e-3, 1e-3
-				m := newModel(t, cfg)
+				m, err := New(r.backend, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
 				x := imagesTensor(cfg, structuredImages())
 				for range 60 {
 					mse[i] = append(mse[i], trainStep(t, m, x).ReconstructionMSE)
 				}
 			}
-			for s := range mse[0] {
-				if d := math.Abs(mse[1][s]-mse[0][s]) / mse[0][s]; d > 0.05 {
-					t.Errorf("step %d: reconstruction MSE %.5f with bfloat16 layers, %.5f in float32: %.1f %% apart, want ≤ 5 %%", s+1, mse[1][s], mse[0][s], 100*d)
+			for i, r := range runs {
+				if r.against < 0 {
+					continue
 				}
-			}
-			if mse[1][0] == mse[0][0] {
-				t.Error("bfloat16 layers give float32's MSE exactly: they did not run in bfloat16")
-			}
-			if last := mse[1][len(mse[1])-1]; !(last < mse[1][0]/2) {
-				t.Errorf("bfloat16 layers: reconstruction MSE %.4f → %.4f, want it halved", mse[1][0], last)
+				got, base, worst := mse[i], mse[r.against], 0.0
+				for s := range base {
+					worst = math.Max(worst, math.Abs(got[s]-base[s])/base[s])
+				}
+				t.Logf("%s: reconstruction MSE at most %.2f %% from float32's over %d steps", r.name, 100*worst, len(got))
+				if worst > r.tol {
+					t.Errorf("%s: reconstruction MSE up to %.1f %% from float32's, want ≤ %.0f %%", r.name, 100*worst, 100*r.tol)
+				}
+				if got[0] == base[0] {
+					t.Errorf("%s: first step's MSE equals float32's exactly: the reduced precision did not run", r.name)
+				}
+				if last := got[len(got)-1]; !(last < got[0]/2) {
+					t.Errorf("%s: reconstruction MSE %.4f → %.4f, want it halved", r.name, got[0], last)
+				}
 			}
 		})
 	}

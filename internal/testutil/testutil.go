@@ -41,6 +41,31 @@ var Backend = sync.OnceValue(func() backends.Backend {
 	return must.M1(b, err)
 })
 
+// SimpleGo is a SimpleGo backend, created once, for the tests that need
+// full float32 products whatever the tests' backend.
+var SimpleGo = sync.OnceValue(func() backends.Backend {
+	b, _, err := backend.Open("go")
+	return must.M1(b, err)
+})
+
+// TF32 reports whether the tests' backend rounds the inputs of float32
+// matrix products to TF32 (backend.Choice.TF32Products): -backend go-tf32,
+// or XLA on a CUDA GPU.
+var TF32 = sync.OnceValue(func() bool {
+	choice, err := backend.Resolve(BackendName())
+	return err == nil && choice.TF32Products()
+})
+
+// ProductTol is the tolerance of a float32 result that went through matrix
+// products: float32Tol on backends that compute them in full float32,
+// tf32Tol where TF32 (each call site says what TF32 emulation gave).
+func ProductTol(float32Tol, tf32Tol float64) float64 {
+	if TF32() {
+		return tf32Tol
+	}
+	return float32Tol
+}
+
 // AssertAllClose fails t when got and want differ in length, or at the
 // first element where |got − want| > tol·max(1, |want|) or got is NaN.
 func AssertAllClose(t testing.TB, what string, got, want []float64, tol float64) {
