@@ -107,6 +107,36 @@ func TestCheckFindsDifferences(t *testing.T) {
 	}
 }
 
+// TestTF32PassesAtTheDefaultTolerance checks references written on
+// SimpleGo against SimpleGo with TF32 products, as a GPU would be checked:
+// every probe within the default -rtol, and the G(z) probes not exact, so
+// the TF32 rounding did run.
+func TestTF32PassesAtTheDefaultTolerance(t *testing.T) {
+	dir := t.TempDir()
+	o := options{backend: "go", write: dir, shapes: []string{"mnist"}, methods: []string{"ed", "sm"}, batch: 2, seed: 3}
+	if err := run(o, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	o.backend, o.write, o.check, o.rtol = "go-tf32", "", dir, defaultRTol
+	var out bytes.Buffer
+	if err := run(o, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	rows := 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		fields := strings.Split(line, "|") // "", shape, method, reference backend, G(z), …
+		if len(fields) > 5 && strings.TrimSpace(fields[1]) == "mnist" && strings.Contains(fields[3], "SimpleGo") {
+			rows++
+			if g := strings.TrimSpace(fields[4]); g == "0" {
+				t.Errorf("row %q: G(z) exact under TF32 products", line)
+			}
+		}
+	}
+	if rows != 2 {
+		t.Errorf("found %d probe rows, want 2:\n%s", rows, out.String())
+	}
+}
+
 // TestFlagErrors checks the flag combinations that cannot run.
 func TestFlagErrors(t *testing.T) {
 	empty := t.TempDir()
