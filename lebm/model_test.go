@@ -345,32 +345,27 @@ func BenchmarkTrainStep(b *testing.B) {
 // did run) and falls by half. Where the tests' backend is itself TF32 (a
 // GPU), TF32 is compared with a float32 run on SimpleGo.
 func TestReducedPrecisionTracksFloat32(t *testing.T) {
-	full := testBackend() // computes float32 products in float32
-	if testutil.TF32() {
-		full = testutil.SimpleGo()
-	}
-	runs := []struct {
+	type run struct {
 		name    string
 		compute string // Config.ComputeDType
 		backend backends.Backend
 		against int     // index of the float32 run compared with; -1: none
 		tol     float64 // largest relative MSE difference
-	}{
+	}
+	runs := []run{
 		{"float32", "", testBackend(), -1, 0},
 		{"bfloat16 layers", "bfloat16", testBackend(), 0, 0.05},
-		{"float32 on SimpleGo", "", full, -1, 0},
-		{"TF32 products", "", backend.EmulateTF32(full), 2, 0.01},
 	}
-	if full == testBackend() {
-		runs[2].backend, runs[3].against = nil, 0 // run 0 is that float32 run
+	full, fullRun := testBackend(), 0 // float32 products in float32, and its run
+	if testutil.TF32() {
+		full, fullRun = testutil.SimpleGo(), len(runs)
+		runs = append(runs, run{"float32 on SimpleGo", "", full, -1, 0})
 	}
+	runs = append(runs, run{"TF32 products", "", backend.EmulateTF32(full), fullRun, 0.01})
 	for _, method := range Methods {
 		t.Run(method, func(t *testing.T) {
 			mse := make([][]float64, len(runs))
 			for i, r := range runs {
-				if r.backend == nil {
-					continue
-				}
 				cfg := tinyConfig(t)
 				cfg.DType, cfg.ComputeDType, cfg.Method = "float32", r.compute, method
 				cfg.PosteriorLangevin.Steps, cfg.PriorLangevin.Steps = 20, 20

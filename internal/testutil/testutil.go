@@ -34,12 +34,19 @@ func BackendName() string {
 	return "go"
 }
 
+// opened is the tests' backend (see BackendName) and how it was chosen,
+// created once.
+var opened = sync.OnceValues(func() (backends.Backend, backend.Choice) {
+	b, choice, err := backend.Open(BackendName())
+	return must.M1(b, err), choice
+})
+
 // Backend is the tests' backend (see BackendName), created once; SimpleGo
 // runs as backend.SimpleGo configures it.
-var Backend = sync.OnceValue(func() backends.Backend {
-	b, _, err := backend.Open(BackendName())
-	return must.M1(b, err)
-})
+func Backend() backends.Backend {
+	b, _ := opened()
+	return b
+}
 
 // SimpleGo is a SimpleGo backend, created once, for the tests that need
 // full float32 products whatever the tests' backend.
@@ -51,10 +58,10 @@ var SimpleGo = sync.OnceValue(func() backends.Backend {
 // TF32 reports whether the tests' backend rounds the inputs of float32
 // matrix products to TF32 (backend.Choice.TF32Products): -backend go-tf32,
 // or XLA on a CUDA GPU.
-var TF32 = sync.OnceValue(func() bool {
-	choice, err := backend.Resolve(BackendName())
-	return err == nil && choice.TF32Products()
-})
+func TF32() bool {
+	_, choice := opened()
+	return choice.TF32Products()
+}
 
 // ProductTol is the tolerance of a float32 result that went through matrix
 // products: float32Tol on backends that compute them in full float32,
