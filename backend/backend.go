@@ -1,6 +1,7 @@
 // Package backend picks and opens the GoMLX backend a program runs on: XLA
-// with a CUDA PJRT plugin when one is installed (or named), else SimpleGo,
-// the pure-Go CPU backend. It never downloads a plugin.
+// with a CUDA PJRT plugin when one is installed (or named), else XLA with
+// the XLA CPU PJRT plugin when that is installed (cmd/install-pjrt -cpu),
+// else SimpleGo, the pure-Go CPU backend. It never downloads a plugin.
 package backend
 
 import (
@@ -24,6 +25,25 @@ const SimpleGo = "go:ops_sequential"
 // CUDAPluginName is the file name go-xla's installer gives the CUDA plugin.
 const CUDAPluginName = "pjrt_c_api_cuda_plugin.so"
 
+// JAXCUDAPlugin is where JAX's jax-cuda12-pjrt and jax-cuda13-pjrt Python
+// packages put the CUDA PJRT plugin, relative to a site-packages folder.
+const JAXCUDAPlugin = "jax_plugins/xla_cuda1*/xla_cuda_plugin.so"
+
+// CPUPluginName is the file name cmd/install-pjrt gives the XLA CPU plugin
+// (go-xla's naming: "xla:cpu" finds it).
+const CPUPluginName = "pjrt_c_api_cpu_plugin.so"
+
+// InstallCPUCommand installs the XLA CPU plugin where FindCPUPlugin looks.
+const InstallCPUCommand = "go run ./cmd/install-pjrt -cpu"
+
+// cpuPluginNames are the names go-xla accepts for the CPU plugin, in the
+// order they are looked for.
+var cpuPluginNames = []string{CPUPluginName, "pjrt_plugin_cpu.so", "pjrt-plugin-cpu.so"}
+
+// systemRoot prefixes the system-wide folders searched (/usr/local/lib/go-xla,
+// /opt, /usr/...): "/" except in tests, which search a temporary tree.
+var systemRoot = "/"
+
 // Choice is a resolved backend configuration and why it was chosen.
 type Choice struct {
 	// Config is the GoMLX backend configuration, e.g. "go" or "xla:/path/plugin.so".
@@ -35,28 +55,42 @@ type Choice struct {
 }
 
 // TF32Products reports whether the chosen backend computes float32 matrix
-// products from TF32-rounded inputs: go-tf32, and XLA on a CUDA plugin,
-// where TF32 is XLA's default precision on NVIDIA GPUs since Ampere (older
-// GPUs compute in full float32: the answer is then conservative).
+// products from TF32-rounded inputs: go-tf32, and XLA on a CUDA plugin
+// (one whose name or file name says cuda), where TF32 is XLA's default
+// precision on NVIDIA GPUs since Ampere (older GPUs compute in full
+// float32: the answer is then conservative). XLA CPU computes in float32.
 func (c Choice) TF32Products() bool {
-	return c.EmulateTF32 || (strings.HasPrefix(c.Config, "xla:") && strings.Contains(strings.ToLower(c.Config), "cuda"))
+	if c.EmulateTF32 {
+		return true
+	}
+	plugin, ok := strings.CutPrefix(c.Config, "xla:")
+	if !ok {
+		return false
+	}
+	plugin, _, _ = strings.Cut(plugin, ",")
+	return strings.Contains(strings.ToLower(filepath.Base(plugin)), "cuda")
 }
 
 // FlagUsage is the usage line of the commands' -backend flag.
-const FlagUsage = "GoMLX backend: auto, go, go-tf32 (SimpleGo with TF32 matrix products emulated), cuda[,tf32] or xla:PLUGIN[,OPTIONS]"
+const FlagUsage = "GoMLX backend: auto (XLA on a CUDA plugin, else XLA CPU, else SimpleGo), cuda[,tf32], cpu (XLA CPU; install: " +
+	InstallCPUCommand + "), go (SimpleGo), go-tf32 (SimpleGo with TF32 matrix products emulated) or xla:PLUGIN[,OPTIONS]"
 
 // Resolve turns a user's request into a backend configuration:
 //
 //   - "" or "auto": $GOMLX_BACKEND if set, else XLA with the first CUDA PJRT
-//     plugin found (see CUDAPluginCandidates), else SimpleGo;
-//   - "go" (or "cpu", "simplego"): SimpleGo;
+//     plugin found (see CUDAPluginCandidates), else XLA with the XLA CPU
+//     plugin if installed (see CPUPluginCandidates), else SimpleGo;
+//   - "cuda" (or "gpu"): XLA with the first CUDA plugin found, or an error;
+//   - "cpu" (or "xla:cpu"): XLA with the XLA CPU plugin, or an error that
+//     says how to install it;
+//   - "go" (or "simplego"): SimpleGo;
 //   - "go-tf32" (or "cpu-tf32"): SimpleGo with the GPU's TF32 matrix
 //     products emulated (see EmulateTF32);
-//   - "cuda" (or "gpu"): XLA with the first CUDA plugin found, or an error;
 //   - "xla:NAME" or "xla:/absolute/path.so": passed to GoMLX as given.
 //
-// XLA requests may end in GoMLX's plugin options after commas: "cuda,tf32"
-// asks for TF32 float32 dot products explicitly.
+// Plugins found are named by absolute path, so the configuration printed is
+// the file loaded. XLA requests may end in GoMLX's plugin options after
+// commas: "cuda,tf32" asks for TF32 float32 dot products explicitly.
 func Resolve(request string) (Choice, error) {
 	name, options, _ := strings.Cut(request, ",")
 	if options != "" {
@@ -76,12 +110,22 @@ func Resolve(request string) (Choice, error) {
 		if path, ok := FindCUDAPlugin(); ok {
 			return Choice{Config: "xla:" + path + options, Reason: "CUDA PJRT plugin found at " + path}, nil
 		}
-		if err := xlaOnly("SimpleGo, the fallback when no CUDA PJRT plugin is found"); err != nil {
+		if path, ok := FindCPUPlugin(); ok {
+			return Choice{Config: "xla:" + path + options,
+				Reason: fmt.Sprintf("XLA CPU PJRT plugin found at %s, and no CUDA PJRT plugin (looked for %s)", path, cudaLookedFor())}, nil
+		}
+		if err := xlaOnly("SimpleGo, the fallback when no PJRT plugin is found"); err != nil {
 			return Choice{}, err
 		}
-		return Choice{Config: SimpleGo, Reason: fmt.Sprintf("no CUDA PJRT plugin found (looked for %s in %s); using SimpleGo, the pure-Go CPU backend",
-			CUDAPluginName, strings.Join(searchDirs(), ", "))}, nil
-	case "go", "cpu", "simplego":
+		return Choice{Config: SimpleGo, Reason: fmt.Sprintf("no CUDA PJRT plugin found (looked for %s) and no XLA CPU PJRT plugin (looked for %s; install it with %s); using SimpleGo, the pure-Go CPU backend",
+			cudaLookedFor(), cpuLookedFor(), InstallCPUCommand)}, nil
+	case "cpu", "xla:cpu":
+		if path, ok := FindCPUPlugin(); ok {
+			return Choice{Config: "xla:" + path + options, Reason: "XLA CPU requested; PJRT plugin found at " + path}, nil
+		}
+		return Choice{}, fmt.Errorf("backend %q: no XLA CPU PJRT plugin found (looked for %s); install it with %s, or name one with -backend=xla:/path/to/plugin.so",
+			request, cpuLookedFor(), InstallCPUCommand)
+	case "go", "simplego":
 		return Choice{Config: SimpleGo, Reason: "SimpleGo requested"}, xlaOnly("SimpleGo")
 	case "go-tf32", "cpu-tf32":
 		return Choice{Config: SimpleGo, Reason: "SimpleGo with float32 matrix-product inputs rounded to TF32 requested", EmulateTF32: true}, xlaOnly("SimpleGo")
@@ -89,8 +133,8 @@ func Resolve(request string) (Choice, error) {
 		if path, ok := FindCUDAPlugin(); ok {
 			return Choice{Config: "xla:" + path + options, Reason: "CUDA PJRT plugin found at " + path}, nil
 		}
-		return Choice{}, fmt.Errorf("backend %q: no CUDA PJRT plugin found (looked for %s in %s); install go-xla's CUDA plugin, or name one with -backend=xla:/path/to/plugin.so",
-			request, CUDAPluginName, strings.Join(searchDirs(), ", "))
+		return Choice{}, fmt.Errorf("backend %q: no CUDA PJRT plugin found (looked for %s); install go-xla's (go run ./cmd/install-pjrt -cuda) or JAX's jax-cuda13-pjrt Python package, or name one with -backend=xla:/path/to/plugin.so",
+			request, cudaLookedFor())
 	}
 	if path, ok := strings.CutPrefix(name, "xla:"); ok && filepath.IsAbs(path) {
 		if _, err := os.Stat(path); err != nil {
@@ -120,8 +164,15 @@ func Open(request string) (backends.Backend, Choice, error) {
 
 // FindCUDAPlugin returns the first CUDA PJRT plugin file that exists among
 // CUDAPluginCandidates.
-func FindCUDAPlugin() (string, bool) {
-	for _, path := range CUDAPluginCandidates() {
+func FindCUDAPlugin() (string, bool) { return firstFile(CUDAPluginCandidates()) }
+
+// FindCPUPlugin returns the first XLA CPU PJRT plugin file that exists among
+// CPUPluginCandidates.
+func FindCPUPlugin() (string, bool) { return firstFile(CPUPluginCandidates()) }
+
+// firstFile returns the first of paths that is a regular file (or a link to one).
+func firstFile(paths []string) (string, bool) {
+	for _, path := range paths {
 		if info, err := os.Stat(path); err == nil && !info.IsDir() {
 			return path, true
 		}
@@ -130,27 +181,39 @@ func FindCUDAPlugin() (string, bool) {
 }
 
 // CUDAPluginCandidates lists where a CUDA PJRT plugin is looked for, in
-// order: go-xla's install directories ($PJRT_PLUGIN_LIBRARY_PATH,
-// ~/.local/lib/go-xla, /usr/local/lib/go-xla and their nvidia/ folders),
-// then the plugin that JAX's jax-cuda12/13-pjrt Python packages ship.
+// order: go-xla's install folders (PluginDirs, each also with its nvidia/
+// subfolder), then the plugin that JAX's jax-cuda12/13-pjrt Python packages
+// ship (JAXCUDAPlugin) in the Python site folders of PythonSitePatterns.
 func CUDAPluginCandidates() []string {
 	var paths []string
-	for _, dir := range searchDirs() {
-		paths = append(paths, filepath.Join(dir, CUDAPluginName))
+	for _, dir := range PluginDirs() {
+		paths = append(paths, filepath.Join(dir, CUDAPluginName), filepath.Join(dir, "nvidia", CUDAPluginName))
 	}
-	for _, pattern := range []string{
-		"/usr/lib/python3/dist-packages/jax_plugins/xla_cuda1*/xla_cuda_plugin.so",
-		"/usr/local/lib/python3*/dist-packages/jax_plugins/xla_cuda1*/xla_cuda_plugin.so",
-		"/usr/local/lib/python3*/site-packages/jax_plugins/xla_cuda1*/xla_cuda_plugin.so",
-	} {
-		matches, _ := filepath.Glob(pattern)
+	for _, site := range PythonSitePatterns() {
+		matches, _ := filepath.Glob(filepath.Join(site, JAXCUDAPlugin))
 		paths = append(paths, matches...)
 	}
 	return paths
 }
 
-// searchDirs are go-xla's plugin directories.
-func searchDirs() []string {
+// CPUPluginCandidates lists where the XLA CPU PJRT plugin is looked for, in
+// order: in each of PluginDirs, pjrt_c_api_cpu_plugin.so (CPUPluginName),
+// pjrt_plugin_cpu.so and pjrt-plugin-cpu.so.
+func CPUPluginCandidates() []string {
+	var paths []string
+	for _, dir := range PluginDirs() {
+		for _, name := range cpuPluginNames {
+			paths = append(paths, filepath.Join(dir, name))
+		}
+	}
+	return paths
+}
+
+// PluginDirs are go-xla's plugin folders, in search order: the entries of
+// $PJRT_PLUGIN_LIBRARY_PATH, ~/.local/lib/go-xla and /usr/local/lib/go-xla.
+// (go-xla itself searches only $PJRT_PLUGIN_LIBRARY_PATH when it is set;
+// plugins found here are loaded by absolute path, so searching more is safe.)
+func PluginDirs() []string {
 	var dirs []string
 	for _, dir := range filepath.SplitList(os.Getenv("PJRT_PLUGIN_LIBRARY_PATH")) {
 		if dir != "" {
@@ -158,10 +221,45 @@ func searchDirs() []string {
 		}
 	}
 	if home, err := os.UserHomeDir(); err == nil {
-		local := filepath.Join(home, ".local", "lib", "go-xla")
-		dirs = append(dirs, local, filepath.Join(local, "nvidia"))
+		dirs = append(dirs, filepath.Join(home, ".local", "lib", "go-xla"))
 	}
-	return append(dirs, "/usr/local/lib/go-xla", "/usr/local/lib/go-xla/nvidia")
+	return append(dirs, filepath.Join(systemRoot, "usr", "local", "lib", "go-xla"))
+}
+
+// PythonSitePatterns are the glob patterns of the Python site-packages
+// folders searched for JAX's CUDA plugin, in order: the active virtualenv
+// ($VIRTUAL_ENV), virtualenvs in /opt (/opt/*/.venv, /opt/*/venv), the
+// user's site (~/.local/lib/python3*/site-packages), then the system's
+// (/usr/local/lib/python3*/site-packages and dist-packages,
+// /usr/lib/python3/dist-packages).
+func PythonSitePatterns() []string {
+	const venvSite = "lib/python3*/site-packages"
+	var patterns []string
+	if venv := os.Getenv("VIRTUAL_ENV"); venv != "" {
+		patterns = append(patterns, filepath.Join(venv, venvSite))
+	}
+	patterns = append(patterns,
+		filepath.Join(systemRoot, "opt", "*", ".venv", venvSite),
+		filepath.Join(systemRoot, "opt", "*", "venv", venvSite))
+	if home, err := os.UserHomeDir(); err == nil {
+		patterns = append(patterns, filepath.Join(home, ".local", venvSite))
+	}
+	return append(patterns,
+		filepath.Join(systemRoot, "usr", "local", "lib", "python3*", "site-packages"),
+		filepath.Join(systemRoot, "usr", "local", "lib", "python3*", "dist-packages"),
+		filepath.Join(systemRoot, "usr", "lib", "python3", "dist-packages"))
+}
+
+// cudaLookedFor says in words where FindCUDAPlugin looked.
+func cudaLookedFor() string {
+	return fmt.Sprintf("%s in %s (and their nvidia/ folders), and %s in %s",
+		CUDAPluginName, strings.Join(PluginDirs(), ", "), JAXCUDAPlugin, strings.Join(PythonSitePatterns(), ", "))
+}
+
+// cpuLookedFor says in words where FindCPUPlugin looked.
+func cpuLookedFor() string {
+	return fmt.Sprintf("%s or %s in %s", strings.Join(cpuPluginNames[:len(cpuPluginNames)-1], ", "), cpuPluginNames[len(cpuPluginNames)-1],
+		strings.Join(PluginDirs(), ", "))
 }
 
 // OpenForCommand is Open for the commands: the error names the -backend

@@ -5,70 +5,214 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gomlx/gomlx/backends"
 )
 
-// isolate points every search location at empty temporary directories.
-func isolate(t *testing.T) (pluginDir string) {
+// fakeTree is a temporary stand-in for every place Resolve searches: the
+// user's home, $PJRT_PLUGIN_LIBRARY_PATH, the active virtualenv and the
+// system folders, so that no plugin installed on the machine leaks into a
+// test.
+type fakeTree struct {
+	home, pjrt, venv, root string
+}
+
+// isolate points every search location at empty temporary folders and
+// clears $GOMLX_BACKEND.
+func isolate(t *testing.T) fakeTree {
 	t.Helper()
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("GOMLX_BACKEND", "")
-	pluginDir = t.TempDir()
-	t.Setenv("PJRT_PLUGIN_LIBRARY_PATH", pluginDir)
-	return pluginDir
+	tree := fakeTree{home: t.TempDir(), pjrt: t.TempDir(), venv: t.TempDir(), root: t.TempDir()}
+	t.Setenv("HOME", tree.home)
+	t.Setenv("PJRT_PLUGIN_LIBRARY_PATH", tree.pjrt)
+	t.Setenv("VIRTUAL_ENV", tree.venv)
+	t.Setenv(backends.ConfigEnvVar, "")
+	saved := systemRoot
+	systemRoot = tree.root
+	t.Cleanup(func() { systemRoot = saved })
+	return tree
+}
+
+// fakePlugins are plugin files a test can install, by key, as paths
+// relative to the fakeTree folder their first element names.
+var fakePlugins = map[string][2]string{
+	"cuda":          {"pjrt", CUDAPluginName},
+	"cuda-nvidia":   {"home", ".local/lib/go-xla/nvidia/" + CUDAPluginName},
+	"cuda-venv":     {"venv", "lib/python3.12/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so"},
+	"cuda-opt-dot":  {"root", "opt/torch/.venv/lib/python3.12/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so"},
+	"cuda-opt":      {"root", "opt/jax/venv/lib/python3.11/site-packages/jax_plugins/xla_cuda12/xla_cuda_plugin.so"},
+	"cuda-user":     {"home", ".local/lib/python3.12/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so"},
+	"cuda-usr-site": {"root", "usr/local/lib/python3.12/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so"},
+	"cuda-usr-dist": {"root", "usr/local/lib/python3.12/dist-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so"},
+	"cuda-debian":   {"root", "usr/lib/python3/dist-packages/jax_plugins/xla_cuda12/xla_cuda_plugin.so"},
+	"cpu":           {"pjrt", CPUPluginName},
+	"cpu-home":      {"home", ".local/lib/go-xla/" + CPUPluginName},
+	"cpu-system":    {"root", "usr/local/lib/go-xla/pjrt_plugin_cpu.so"},
+	"cpu-dash":      {"home", ".local/lib/go-xla/pjrt-plugin-cpu.so"},
+}
+
+// path is where the fake plugin key lives in tree.
+func (tree fakeTree) path(t *testing.T, key string) string {
+	t.Helper()
+	fake, ok := fakePlugins[key]
+	if !ok {
+		t.Fatalf("no fake plugin %q", key)
+	}
+	base := map[string]string{"home": tree.home, "pjrt": tree.pjrt, "venv": tree.venv, "root": tree.root}[fake[0]]
+	return filepath.Join(base, filepath.FromSlash(fake[1]))
+}
+
+// install writes the fake plugins keys into tree.
+func (tree fakeTree) install(t *testing.T, keys ...string) {
+	t.Helper()
+	for _, key := range keys {
+		path := tree.path(t, key)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("fake"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// expand replaces {key} by the path of fake plugin key and {home}, {pjrt},
+// {venv}, {root} by the tree's folders.
+func (tree fakeTree) expand(t *testing.T, s string) string {
+	t.Helper()
+	for key := range fakePlugins {
+		s = strings.ReplaceAll(s, "{"+key+"}", tree.path(t, key))
+	}
+	return strings.NewReplacer("{home}", tree.home, "{pjrt}", tree.pjrt, "{venv}", tree.venv, "{root}", tree.root).Replace(s)
 }
 
 func TestResolve(t *testing.T) {
+	cudaDirs := CUDAPluginName + " in {pjrt}, {home}/.local/lib/go-xla, {root}/usr/local/lib/go-xla (and their nvidia/ folders)"
 	cases := []struct {
 		name       string
 		request    string
-		env        string
-		plugin     bool // a fake CUDA plugin file is installed
-		wantConfig string
-		wantTF32   bool // Choice.EmulateTF32
-		wantErr    string
+		env        string   // $GOMLX_BACKEND
+		plugins    []string // fake plugins installed (keys of fakePlugins)
+		wantConfig string   // with {key} placeholders
+		wantTF32   bool     // Choice.EmulateTF32
+		wantReason []string // substrings of Choice.Reason
+		wantErr    []string // substrings of the error
 	}{
-		{"auto without plugin falls back to SimpleGo", "auto", "", false, SimpleGo, false, ""},
-		{"empty request is auto", "", "", false, SimpleGo, false, ""},
-		{"auto with plugin uses XLA", "auto", "", true, "xla:PLUGIN", false, ""},
-		{"auto passes XLA options on", "auto,tf32", "", true, "xla:PLUGIN,tf32", false, ""},
-		{"auto refuses XLA options for SimpleGo", "auto,tf32", "", false, "", false, `options "tf32" apply to XLA backends only`},
-		{"environment overrides auto", "auto", "xla:cuda", true, "xla:cuda", false, ""},
-		{"explicit SimpleGo ignores plugin", "go", "", true, SimpleGo, false, ""},
-		{"SimpleGo takes no XLA options", "go,tf32", "", false, "", false, `options "tf32" apply to XLA backends only`},
-		{"SimpleGo with TF32 emulated", "go-tf32", "", true, SimpleGo, true, ""},
-		{"cuda with plugin", "cuda", "", true, "xla:PLUGIN", false, ""},
-		{"cuda with options", "cuda,tf32", "", true, "xla:PLUGIN,tf32", false, ""},
-		{"cuda without plugin is an error", "cuda", "", false, "", false, CUDAPluginName},
-		{"missing absolute plugin path", "xla:/no/such/plugin.so", "", false, "", false, "/no/such/plugin.so"},
-		{"absolute plugin path with options", "xla:PLUGIN,tf32", "", true, "xla:PLUGIN,tf32", false, ""},
-		{"other configs pass through", "xla:cpu", "", false, "xla:cpu", false, ""},
+		{name: "auto without plugins falls back to SimpleGo", request: "auto", wantConfig: SimpleGo, wantReason: []string{
+			"no CUDA PJRT plugin found (looked for " + cudaDirs, JAXCUDAPlugin + " in {venv}/lib/python3*/site-packages, {root}/opt/*/.venv/lib/python3*/site-packages",
+			"no XLA CPU PJRT plugin (looked for pjrt_c_api_cpu_plugin.so, pjrt_plugin_cpu.so or pjrt-plugin-cpu.so in {pjrt}, {home}/.local/lib/go-xla, {root}/usr/local/lib/go-xla",
+			InstallCPUCommand, "using SimpleGo"}},
+		{name: "empty request is auto", request: "", wantConfig: SimpleGo, wantReason: []string{"using SimpleGo"}},
+		{name: "auto prefers CUDA to XLA CPU", request: "auto", plugins: []string{"cuda", "cpu"}, wantConfig: "xla:{cuda}",
+			wantReason: []string{"CUDA PJRT plugin found at {cuda}"}},
+		{name: "auto takes XLA CPU without CUDA", request: "auto", plugins: []string{"cpu"}, wantConfig: "xla:{cpu}",
+			wantReason: []string{"XLA CPU PJRT plugin found at {cpu}, and no CUDA PJRT plugin (looked for " + cudaDirs}},
+		{name: "auto finds XLA CPU in the home folder", request: "auto", plugins: []string{"cpu-home"}, wantConfig: "xla:{cpu-home}"},
+		{name: "auto finds XLA CPU in the system folder", request: "auto", plugins: []string{"cpu-system"}, wantConfig: "xla:{cpu-system}"},
+		{name: "auto with CUDA in a virtualenv", request: "auto", plugins: []string{"cuda-opt-dot", "cpu"}, wantConfig: "xla:{cuda-opt-dot}"},
+		{name: "auto passes XLA options to CUDA", request: "auto,tf32", plugins: []string{"cuda"}, wantConfig: "xla:{cuda},tf32"},
+		{name: "auto passes XLA options to XLA CPU", request: "auto,opt", plugins: []string{"cpu"}, wantConfig: "xla:{cpu},opt"},
+		{name: "auto refuses XLA options for SimpleGo", request: "auto,tf32",
+			wantErr: []string{`backend "auto,tf32"`, `options "tf32" apply to XLA backends only`}},
+		{name: "environment overrides auto", request: "auto", env: "xla:cuda", plugins: []string{"cuda", "cpu"}, wantConfig: "xla:cuda",
+			wantReason: []string{"$GOMLX_BACKEND"}},
+		{name: "explicit SimpleGo ignores plugins", request: "go", plugins: []string{"cuda", "cpu"}, wantConfig: SimpleGo},
+		{name: "simplego is SimpleGo", request: "simplego", plugins: []string{"cpu"}, wantConfig: SimpleGo},
+		{name: "SimpleGo takes no XLA options", request: "go,tf32", wantErr: []string{`options "tf32" apply to XLA backends only`}},
+		{name: "SimpleGo with TF32 emulated", request: "go-tf32", plugins: []string{"cuda", "cpu"}, wantConfig: SimpleGo, wantTF32: true},
+		{name: "cpu-tf32 is go-tf32", request: "cpu-tf32", plugins: []string{"cpu"}, wantConfig: SimpleGo, wantTF32: true},
+		{name: "cpu is XLA CPU", request: "cpu", plugins: []string{"cuda", "cpu"}, wantConfig: "xla:{cpu}",
+			wantReason: []string{"XLA CPU requested", "{cpu}"}},
+		{name: "xla:cpu is XLA CPU by path", request: "xla:cpu", plugins: []string{"cpu-home"}, wantConfig: "xla:{cpu-home}"},
+		{name: "XLA:CPU in capitals", request: "XLA:CPU", plugins: []string{"cpu-home"}, wantConfig: "xla:{cpu-home}"},
+		{name: "cpu with options", request: "cpu,opt", plugins: []string{"cpu"}, wantConfig: "xla:{cpu},opt"},
+		{name: "cpu takes $PJRT_PLUGIN_LIBRARY_PATH first", request: "cpu", plugins: []string{"cpu", "cpu-home", "cpu-system"}, wantConfig: "xla:{cpu}"},
+		{name: "cpu takes the home folder before the system's", request: "cpu", plugins: []string{"cpu-home", "cpu-system"}, wantConfig: "xla:{cpu-home}"},
+		{name: "cpu takes go-xla's first name first", request: "cpu", plugins: []string{"cpu-dash", "cpu-home"}, wantConfig: "xla:{cpu-home}"},
+		{name: "cpu under pjrt-plugin-cpu.so", request: "cpu", plugins: []string{"cpu-dash"}, wantConfig: "xla:{cpu-dash}"},
+		{name: "cpu without the plugin is an error", request: "cpu", plugins: []string{"cuda"}, wantErr: []string{
+			`backend "cpu": no XLA CPU PJRT plugin found`, CPUPluginName, "pjrt-plugin-cpu.so", "{pjrt}", "{home}/.local/lib/go-xla", "{root}/usr/local/lib/go-xla",
+			"install it with go run ./cmd/install-pjrt -cpu"}},
+		{name: "xla:cpu without the plugin is an error", request: "xla:cpu", wantErr: []string{`backend "xla:cpu"`, InstallCPUCommand}},
+		{name: "cuda with plugin", request: "cuda", plugins: []string{"cuda", "cpu"}, wantConfig: "xla:{cuda}"},
+		{name: "gpu is cuda", request: "gpu", plugins: []string{"cuda-venv"}, wantConfig: "xla:{cuda-venv}"},
+		{name: "cuda with options", request: "cuda,tf32", plugins: []string{"cuda"}, wantConfig: "xla:{cuda},tf32"},
+		{name: "cuda takes go-xla's plugin before JAX's", request: "cuda", plugins: []string{"cuda-venv", "cuda-nvidia"}, wantConfig: "xla:{cuda-nvidia}"},
+		{name: "cuda takes $VIRTUAL_ENV before /opt", request: "cuda", plugins: []string{"cuda-opt-dot", "cuda-venv"}, wantConfig: "xla:{cuda-venv}"},
+		{name: "cuda without plugin is an error", request: "cuda", plugins: []string{"cpu"}, wantErr: []string{
+			`backend "cuda": no CUDA PJRT plugin found`, cudaDirs, JAXCUDAPlugin,
+			"{venv}/lib/python3*/site-packages", "{root}/opt/*/venv/lib/python3*/site-packages", "{home}/.local/lib/python3*/site-packages",
+			"{root}/usr/local/lib/python3*/dist-packages", "{root}/usr/lib/python3/dist-packages", "install-pjrt -cuda"}},
+		{name: "missing absolute plugin path", request: "xla:/no/such/plugin.so", wantErr: []string{"/no/such/plugin.so"}},
+		{name: "absolute plugin path with options", request: "xla:{cpu},tf32", plugins: []string{"cpu"}, wantConfig: "xla:{cpu},tf32",
+			wantReason: []string{"requested"}},
+		{name: "other configs pass through", request: "xla:tpu", wantConfig: "xla:tpu"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := isolate(t)
-			plugin := filepath.Join(dir, CUDAPluginName)
-			if c.plugin {
-				if err := os.WriteFile(plugin, []byte("fake"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			t.Setenv("GOMLX_BACKEND", c.env)
-			request := strings.Replace(c.request, "PLUGIN", plugin, 1)
+			tree := isolate(t)
+			tree.install(t, c.plugins...)
+			t.Setenv(backends.ConfigEnvVar, c.env)
+			request := tree.expand(t, c.request)
 			got, err := Resolve(request)
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("Resolve(%q) error = %v, want one mentioning %q", c.request, err, c.wantErr)
+			if len(c.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("Resolve(%q) = %+v, want an error", request, got)
+				}
+				for _, want := range c.wantErr {
+					if want = tree.expand(t, want); !strings.Contains(err.Error(), want) {
+						t.Errorf("Resolve(%q) error = %v\nwant it to mention %q", request, err, want)
+					}
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("Resolve(%q): %v", c.request, err)
+				t.Fatalf("Resolve(%q): %v", request, err)
 			}
-			want := strings.Replace(c.wantConfig, "PLUGIN", plugin, 1)
-			if got.Config != want || got.Reason == "" || got.EmulateTF32 != c.wantTF32 {
+			if want := tree.expand(t, c.wantConfig); got.Config != want || got.Reason == "" || got.EmulateTF32 != c.wantTF32 {
 				t.Errorf("Resolve(%q) = %+v, want config %q with a reason, EmulateTF32 %v", request, got, want, c.wantTF32)
 			}
+			for _, want := range c.wantReason {
+				if want = tree.expand(t, want); !strings.Contains(got.Reason, want) {
+					t.Errorf("Resolve(%q).Reason = %q\nwant it to mention %q", request, got.Reason, want)
+				}
+			}
 		})
+	}
+}
+
+// TestCUDAPluginInPythonSites checks that JAX's CUDA plugin is found in
+// each kind of Python site folder on its own.
+func TestCUDAPluginInPythonSites(t *testing.T) {
+	for _, key := range []string{"cuda-venv", "cuda-opt-dot", "cuda-opt", "cuda-user", "cuda-usr-site", "cuda-usr-dist", "cuda-debian", "cuda-nvidia"} {
+		t.Run(key, func(t *testing.T) {
+			tree := isolate(t)
+			tree.install(t, key, "cpu")
+			got, err := Resolve("auto")
+			if want := "xla:" + tree.path(t, key); err != nil || got.Config != want {
+				t.Errorf("Resolve(auto) = %+v, %v; want config %q", got, err, want)
+			}
+		})
+	}
+}
+
+func TestTF32Products(t *testing.T) {
+	cases := []struct {
+		choice Choice
+		want   bool
+	}{
+		{Choice{Config: SimpleGo}, false},
+		{Choice{Config: SimpleGo, EmulateTF32: true}, true},
+		{Choice{Config: "xla:cuda"}, true},
+		{Choice{Config: "xla:/usr/local/lib/go-xla/nvidia/" + CUDAPluginName}, true},
+		{Choice{Config: "xla:/opt/torch/.venv/lib/python3.12/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so,tf32"}, true},
+		{Choice{Config: "xla:cpu"}, false},
+		{Choice{Config: "xla:/home/cuda/.local/lib/go-xla/" + CPUPluginName}, false},
+		{Choice{Config: "xla:/opt/cuda/pjrt_plugin_cpu.so,cuda"}, false},
+	}
+	for _, c := range cases {
+		if got := c.choice.TF32Products(); got != c.want {
+			t.Errorf("%+v.TF32Products() = %v, want %v", c.choice, got, c.want)
+		}
 	}
 }
 

@@ -8,6 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/checkpoint"
+	"github.com/edlebm/edlebm/internal/scopes"
 	"github.com/edlebm/edlebm/losses"
 )
 
@@ -174,5 +179,79 @@ func TestLoadOptionsChangeTheSamplers(t *testing.T) {
 
 	if _, err := Load(testBackend(), dir, WithTestPosterior(-3, 0)); err == nil || !strings.Contains(err.Error(), "TestPosteriorLangevin") {
 		t.Errorf("negative steps: error %v, want one naming TestPosteriorLangevin", err)
+	}
+}
+
+// TestSaveBeforeTrainingHoldsTheVariables saves a model before its first
+// step: the checkpoint must hold every generator and prior variable with
+// its value. GoMLX creates variables only when a graph uses them, and such
+// a checkpoint once held only the random state; a backend whose random
+// stream differs (XLA against SimpleGo) then drew another model on load.
+func TestSaveBeforeTrainingHoldsTheVariables(t *testing.T) {
+	cfg := tinyConfig(t)
+	m := newModel(t, cfg)
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	path, err := LatestCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk := context.New()
+	if err := checkpoint.LoadPath(onDisk, path); err != nil {
+		t.Fatal(err)
+	}
+	for _, scope := range []string{"/" + GeneratorScope, "/" + PriorScope} {
+		want := variableValues(t, m.Context(), scope)
+		got := variableValues(t, onDisk, scope)
+		if len(got) != len(want) {
+			t.Errorf("checkpoint holds %d variables under %s, the model %d", len(got), scope, len(want))
+		}
+		for name, w := range want {
+			if !slices.Equal(got[name], w) {
+				t.Errorf("checkpoint's %s differs from the model's", name)
+			}
+		}
+	}
+}
+
+// TestScopeValuesOrderSurvivesLoading checks that ScopeValues lists a loaded
+// model's variables by scope and name, as for a new model: per-variable
+// gradients of two models are compared position by position
+// (cmd/check-backend), and a checkpoint's variables come back in map order.
+func TestScopeValuesOrderSurvivesLoading(t *testing.T) {
+	m := newModel(t, tinyConfig(t))
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, scope := range []string{GeneratorScope, PriorScope} {
+		var want []string
+		for v := range m.Context().IterVariables() {
+			if scopes.Within(v.Scope(), "/"+scope) {
+				want = append(want, v.ScopeAndName())
+			}
+		}
+		slices.Sort(want)
+		for range 5 {
+			loaded, err := Load(testBackend(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := NewGraph(testBackend(), "order")
+			byNode := map[*Node]string{}
+			for v := range loaded.Context().IterVariables() {
+				byNode[v.ValueGraph(g)] = v.ScopeAndName()
+			}
+			var got []string
+			for _, node := range ScopeValues(loaded.Context(), scope, g) {
+				got = append(got, byNode[node])
+			}
+			g.Finalize()
+			if !slices.Equal(got, want) {
+				t.Fatalf("ScopeValues(%s) of a loaded model lists %v, want %v", scope, got, want)
+			}
+		}
 	}
 }

@@ -2,6 +2,8 @@ package lebm
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/nets"
@@ -99,13 +101,20 @@ func Generate(ctx *context.Context, cfg Config, g *Graph, n int, langevin losses
 }
 
 // ScopeValues returns the values in g of the variables under the model
-// scope (GeneratorScope or PriorScope), in the context's order: the nodes
-// to differentiate a loss with respect to one of the two models.
+// scope (GeneratorScope or PriorScope), sorted by scope and name: the nodes
+// to differentiate a loss with respect to one of the two models. The order
+// is the same for a new model and one loaded from a checkpoint (whose
+// context lists its variables in no fixed order).
 func ScopeValues(ctx *context.Context, scope string, g *Graph) []*Node {
-	var values []*Node
+	var vars []*context.Variable
 	ctx.InAbsPath("/" + scope).EnumerateVariablesInScope(func(v *context.Variable) {
-		values = append(values, v.ValueGraph(g))
+		vars = append(vars, v)
 	})
+	slices.SortFunc(vars, func(a, b *context.Variable) int { return strings.Compare(a.ScopeAndName(), b.ScopeAndName()) })
+	values := make([]*Node, len(vars))
+	for i, v := range vars {
+		values[i] = v.ValueGraph(g)
+	}
 	return values
 }
 

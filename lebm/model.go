@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
@@ -111,7 +112,24 @@ func NewFromContext(backend backends.Backend, ctx *context.Context) (*Model, err
 			return nil, fmt.Errorf("lebm: creating executor: %w", err)
 		}
 	}
+	if err := m.initVariables(); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// initVariables declares and initialises any of both models' variables the
+// context lacks. GoMLX creates a variable only when a graph first uses it:
+// without this, a Save before the first training step wrote no variables,
+// and a model loaded from it drew new ones from the backend's random stream
+// (which differs between SimpleGo and XLA).
+func (m *Model) initVariables() (err error) {
+	defer recoverError(&err, "initialising the variables")
+	z := tensors.FromShape(shapes.Make(m.cfg.dtype(), 1, m.cfg.Generator.Nz))
+	_, err = context.ExecOnce(m.backend, m.ctx, func(ctx *context.Context, z *Node) *Node {
+		return Add(ReduceAllSum(Decode(ctx, m.cfg, z)), ReduceAllSum(EBMEnergy(ctx, m.cfg, z)))
+	}, z)
+	return err
 }
 
 // testPosterior samples the posterior of x with the test-time chain.
