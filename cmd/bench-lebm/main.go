@@ -90,19 +90,19 @@ func run(args []string, w io.Writer) error {
 	}
 	defer b.Finalize()
 	emit("Command: `bench-lebm %s` — backend %s (%s), %s.\n\n", strings.Join(args, " "), b.Name(), choice.Reason, time.Now().UTC().Format("2006-01-02"))
-	emit("| shape | method | s / training iteration (batch -batch) | GFLOP / iteration | %s | s / prior update alone (batch -prior-batch) | prior update ÷ CD's |\n|---|---|---|---|%s---|---|\n",
+	emit("| shape | method | s / training iteration (batch -batch) | s first iteration (compiles) | GFLOP / iteration | %s | s / prior update alone (batch -prior-batch) | prior update ÷ CD's |\n|---|---|---|---|---|%s---|---|\n",
 		rate.header, rate.rule)
-	type row struct{ full, prior, flops float64 }
+	type row struct{ full, first, prior, flops float64 }
 	var samplers strings.Builder
 	for _, shape := range strings.Split(*shapes, ",") {
 		priorCD := 0.0
 		rows := map[string]row{}
 		for _, method := range strings.Split(*methods, ",") {
-			full, prior, flops, err := measure(b, shape, method, *computeDType, *batch, *priorBatch, *iters, *priorIters)
+			full, first, prior, flops, err := measure(b, shape, method, *computeDType, *batch, *priorBatch, *iters, *priorIters)
 			if err != nil {
 				return fmt.Errorf("%s/%s: %w", shape, method, err)
 			}
-			rows[method] = row{full, prior, flops}
+			rows[method] = row{full, first, prior, flops}
 			if method == lebm.MethodCD {
 				priorCD = prior
 			}
@@ -113,7 +113,7 @@ func run(args []string, w io.Writer) error {
 			if priorCD > 0 {
 				ratio = fmt.Sprintf("%.3f", r.prior/priorCD)
 			}
-			emit("| %s | %s | %.3f | %s | %s | %.5f | %s |\n", shape, method, r.full, gflop(r.flops), rate.cells(r.flops, r.full), r.prior, ratio)
+			emit("| %s | %s | %.3f | %.1f | %s | %s | %.5f | %s |\n", shape, method, r.full, r.first, gflop(r.flops), rate.cells(r.flops, r.full), r.prior, ratio)
 		}
 		if *sampling {
 			line, err := measureSamplers(b, shape, *computeDType, *batch, *genBatch, *iters, rate)
@@ -164,26 +164,26 @@ func flopsTable(shapes, methods []string, batch, priorBatch, genBatch int) (stri
 	return t.String(), nil
 }
 
-// measure returns seconds per full training iteration and per prior update
-// alone for one shape and method, the generator's layers in computeDType,
-// and the FLOPs of a training iteration.
-func measure(b backends.Backend, shape, method, computeDType string, batch, priorBatch, iters, priorIters int) (full, prior, flops float64, err error) {
+// measure returns seconds per full training iteration, of the first
+// iteration (which compiles the step) and per prior update alone for one
+// shape and method, the generator's layers in computeDType, and the FLOPs
+// of a training iteration.
+func measure(b backends.Backend, shape, method, computeDType string, batch, priorBatch, iters, priorIters int) (full, first, prior, flops float64, err error) {
 	model, cfg, err := newModel(b, shape, method, computeDType)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	if flops, err = cfg.TrainingFLOPs(batch); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	images := randomImages(cfg, batch)
-	if full, err = timed(iters, func() error { _, err := model.TrainStep(images); return err }); err != nil {
-		return 0, 0, 0, err
+	if full, first, err = timedWithFirst(iters, func() error { _, err := model.TrainStep(images); return err }); err != nil {
+		return 0, 0, 0, 0, err
 	}
-	if priorIters == 0 {
-		return full, 0, flops, nil
+	if priorIters > 0 {
+		prior, err = measurePrior(b, model.Context(), cfg, randomImages(cfg, priorBatch), priorIters)
 	}
-	prior, err = measurePrior(b, model.Context(), cfg, randomImages(cfg, priorBatch), priorIters)
-	return full, prior, flops, err
+	return full, first, prior, flops, err
 }
 
 // measureSamplers times generation of genBatch images and the test-time
@@ -228,16 +228,25 @@ func newModel(b backends.Backend, shape, method, computeDType string) (*lebm.Mod
 // timed returns the mean seconds of iters calls of run after one untimed
 // call, which compiles.
 func timed(iters int, run func() error) (float64, error) {
-	var start time.Time
-	for i := range iters + 1 {
-		if i == 1 {
-			start = time.Now()
-		}
+	mean, _, err := timedWithFirst(iters, run)
+	return mean, err
+}
+
+// timedWithFirst is timed that also returns the seconds of the first call:
+// compilation plus one run.
+func timedWithFirst(iters int, run func() error) (mean, first float64, err error) {
+	start := time.Now()
+	if err := run(); err != nil {
+		return 0, 0, err
+	}
+	first = time.Since(start).Seconds()
+	start = time.Now()
+	for range iters {
 		if err := run(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	return time.Since(start).Seconds() / float64(iters), nil
+	return time.Since(start).Seconds() / float64(iters), first, nil
 }
 
 // gflop formats flops in GFLOP with four significant digits, or as an
