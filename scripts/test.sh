@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs the project's test suite on a fresh machine: installs what the tests
 # need (Debian's Fashion-MNIST for the end-to-end test, shellcheck for the
-# scripts), then gofmt, shellcheck, go vet and go test on every package.
-# Pass extra `go test` flags as arguments.
+# scripts, the XLA CPU PJRT plugin through pip), then gofmt, shellcheck,
+# go vet, go test on every package on SimpleGo, and the numerical packages
+# again on XLA CPU (xla_packages: each takes under 20 s there; lebm and the
+# commands compile dozens of training graphs and take minutes on XLA CPU,
+# see docs/gomlx.md). Pass extra `go test` flags as arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,4 +24,8 @@ if [ -n "$unformatted" ]; then
 fi
 git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -x
 go vet ./...
-go test -timeout 40m "$@" ./...
+go run ./cmd/install-pjrt -cpu
+
+xla_packages=(./losses ./nets ./density ./fid ./classifier ./ema ./eval ./backend)
+EDLEBM_TEST_BACKEND=go go test -timeout 40m "$@" ./...
+EDLEBM_TEST_BACKEND=cpu go test -timeout 20m "$@" "${xla_packages[@]}"

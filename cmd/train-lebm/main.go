@@ -3,10 +3,11 @@
 // contrastive-divergence or score-matching prior update.
 //
 // With no flags it trains on Fashion-MNIST from Debian's dataset-fashion-mnist
-// package with the paper's settings, on XLA/CUDA when a plugin is installed,
-// else on SimpleGo. Every epoch it writes a sample grid and a reconstruction
-// grid (PNG), appends per-step metrics to metrics.jsonl, redraws the loss
-// curves, and checkpoints; a stopped run resumes from its last checkpoint
+// package with the paper's settings, on XLA/CUDA when a plugin is
+// installed, else on XLA CPU when its plugin is, else on SimpleGo. Every
+// epoch it writes a sample grid and a reconstruction grid (PNG), appends
+// per-step metrics to metrics.jsonl, redraws the loss curves, and
+// checkpoints; a stopped run resumes from its last checkpoint
 // when started again with the same -out.
 //
 //	go run ./cmd/train-lebm -method ed -epochs 20 -out runs/fmnist-ed
