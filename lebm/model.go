@@ -194,6 +194,19 @@ func (m *Model) TrainStep(x *tensors.Tensor) (StepMetrics, error) {
 	return metrics, nil
 }
 
+// Seed restarts the model's random stream (Langevin noise, initial
+// latents, training noise) from seed, so that what follows draws the same
+// numbers whatever ran before: evaluations of different checkpoints then
+// share their random draws, and one checkpoint's scores do not depend on
+// what else was evaluated first.
+func (m *Model) Seed(seed int64) (err error) {
+	defer recoverError(&err, "seeding the random number generator")
+	if err := m.ctx.SetRNGStateFromSeed(seed); err != nil {
+		return fmt.Errorf("lebm: seeding the random number generator with %d: %w", seed, err)
+	}
+	return nil
+}
+
 // EndEpoch counts one more completed epoch, which multiplies both learning
 // rates by Config.LRDecay from the next training step on.
 func (m *Model) EndEpoch() (err error) {

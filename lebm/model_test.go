@@ -401,3 +401,30 @@ func TestReducedPrecisionTracksFloat32(t *testing.T) {
 		})
 	}
 }
+
+func TestSeedRestartsTheRandomStream(t *testing.T) {
+	cfg := tinyConfig(t)
+	m := newModel(t, cfg)
+	x := imagesTensor(cfg, structuredImages())
+	sample := func() []float64 {
+		t.Helper()
+		z, err := m.PosteriorSample(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return flatFloat64(t, z)
+	}
+	if err := m.Seed(7); err != nil {
+		t.Fatal(err)
+	}
+	first, second := sample(), sample()
+	if slices.Equal(first, second) {
+		t.Fatal("two posterior samples in a row are equal: want the stream to move on")
+	}
+	if err := m.Seed(7); err != nil {
+		t.Fatal(err)
+	}
+	if again := sample(); !slices.Equal(again, first) {
+		t.Errorf("after reseeding with 7 the sample differs from the first after seeding with 7 (first values %v vs %v)", again[:2], first[:2])
+	}
+}

@@ -15,7 +15,9 @@ import (
 // scoreAnomalies rebuilds the run's anomaly-detection split, scores (an
 // evenly spaced subset of) its test images with lebm's anomaly score and
 // computes the AUPRC with anomalies as positives: for model, or for each of
-// the last o.anomalyCkpts epoch snapshots, averaged. The scores go to
+// the last o.anomalyCkpts epoch snapshots, averaged. Each model scores from
+// the random stream o.anomalySeed, so that the AUPRCs differ by the models
+// alone and a checkpoint's score does not depend on what ran before. The scores go to
 // eval.AnomalyScoresFile in out.
 func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string, s *eval.Report) error {
 	images, labels, err := anomalyTestSet(o)
@@ -48,6 +50,9 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 			if m, err = lebm.LoadCheckpoint(b, name, o.samplers()...); err != nil {
 				return err
 			}
+		}
+		if err := m.Seed(o.anomalySeed); err != nil {
+			return err
 		}
 		scores, auprc, err := anomalyAUPRC(m, images, labels, o.batch)
 		if err != nil {

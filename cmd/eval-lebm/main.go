@@ -57,6 +57,7 @@ type options struct {
 	attributeScale                            float64
 	reconN, batch, chains, chainSteps, maxLag int
 	anomalyHoldout, anomalyN, anomalyCkpts    int
+	anomalySeed                               int64
 	classifierDir, inception, fidStats        string
 	fidSamples, fidTrainN                     int
 	postSteps, genSteps                       int     // 0: the checkpoint's
@@ -82,6 +83,7 @@ func main() {
 	flag.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "the class the run was trained without (train-lebm -anomaly-holdout): score its anomaly-detection test split and report AUPRC; -1: skip")
 	flag.IntVar(&o.anomalyN, "anomaly-n", 0, "score an evenly spaced subset of this many anomaly test images (0: all)")
 	flag.IntVar(&o.anomalyCkpts, "anomaly-checkpoints", 0, "average the anomaly AUPRC over the last N end-of-epoch snapshots in RUN/epochs (train-lebm -keep-epochs); 0: the latest checkpoint only")
+	flag.Int64Var(&o.anomalySeed, "anomaly-seed", 1, "random stream of the anomaly scores' posterior chains, restarted for each checkpoint so that all checkpoints score with the same draws")
 	flag.StringVar(&o.classifierDir, "classifier", "", "train-classifier output folder: compute the classifier-FID of generated samples")
 	flag.StringVar(&o.inception, "inception", "", "FID Inception weights (pytorch-fid's pt_inception-2015-12-05-6726825d.pth): compute the FID of generated samples")
 	flag.StringVar(&o.fidStats, "fid-stats", "", "file caching the training split's Inception statistics (default: the user cache folder, named by data set, training images and weights)")
