@@ -1,7 +1,6 @@
 package lebm
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -28,8 +27,8 @@ type Model struct {
 	ctx     *context.Context
 	cfg     Config
 
-	train, posterior, reconstruct, score, decode *context.Exec
-	priorSamples, generations                    map[int]*context.Exec
+	train *context.Exec
+	samplers
 	// trainGraphs counts the training-step graphs built, for tests.
 	trainGraphs int
 }
@@ -83,34 +82,17 @@ func NewFromContext(backend backends.Backend, ctx *context.Context) (*Model, err
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{backend: backend, ctx: ctx, cfg: cfg,
-		priorSamples: map[int]*context.Exec{}, generations: map[int]*context.Exec{}}
-	execs := []struct {
-		exec **context.Exec
-		fn   func(*context.Context, *Node) []*Node
-	}{
-		{&m.train, func(ctx *context.Context, x *Node) []*Node {
-			m.trainGraphs++
-			metrics, finite := TrainStepGraph(ctx, cfg, x)
-			return []*Node{metrics, finite}
-		}},
-		{&m.posterior, func(ctx *context.Context, x *Node) []*Node {
-			return []*Node{m.testPosterior(ctx, x)}
-		}},
-		{&m.reconstruct, func(ctx *context.Context, x *Node) []*Node {
-			return []*Node{Decode(ctx, cfg, m.testPosterior(ctx, x))}
-		}},
-		{&m.decode, func(ctx *context.Context, z *Node) []*Node {
-			return []*Node{Decode(ctx, cfg, z)}
-		}},
-		{&m.score, func(ctx *context.Context, x *Node) []*Node {
-			return []*Node{PosteriorEnergy(ctx, cfg, x, m.testPosterior(ctx, x))}
-		}},
+	m := &Model{backend: backend, ctx: ctx, cfg: cfg}
+	m.train, err = context.NewExec(backend, ctx, func(ctx *context.Context, x *Node) []*Node {
+		m.trainGraphs++
+		metrics, finite := TrainStepGraph(ctx, cfg, x)
+		return []*Node{metrics, finite}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lebm: creating executor: %w", err)
 	}
-	for _, e := range execs {
-		if *e.exec, err = context.NewExec(backend, ctx, e.fn); err != nil {
-			return nil, fmt.Errorf("lebm: creating executor: %w", err)
-		}
+	if err := m.newSamplers(); err != nil {
+		return nil, err
 	}
 	if err := m.initVariables(); err != nil {
 		return nil, err
@@ -122,20 +104,16 @@ func NewFromContext(backend backends.Backend, ctx *context.Context) (*Model, err
 // context lacks. GoMLX creates a variable only when a graph first uses it:
 // without this, a Save before the first training step wrote no variables,
 // and a model loaded from it drew new ones from the backend's random stream
-// (which differs between SimpleGo and XLA).
+// (which differs between SimpleGo and XLA). The graph that declares them
+// is built, never compiled: only the initialisers run.
 func (m *Model) initVariables() (err error) {
 	defer recoverError(&err, "initialising the variables")
-	z := tensors.FromShape(shapes.Make(m.cfg.dtype(), 1, m.cfg.Generator.Nz))
-	_, err = context.ExecOnce(m.backend, m.ctx, func(ctx *context.Context, z *Node) *Node {
-		return Add(ReduceAllSum(Decode(ctx, m.cfg, z)), ReduceAllSum(EBMEnergy(ctx, m.cfg, z)))
-	}, z)
-	return err
-}
-
-// testPosterior samples the posterior of x with the test-time chain.
-func (m *Model) testPosterior(ctx *context.Context, x *Node) *Node {
-	z0 := BaseSample(ctx, m.cfg, x.Graph(), x.Shape().Dimensions[0])
-	return PosteriorSample(ctx, m.cfg, x, z0, m.cfg.TestPosteriorLangevin)
+	g := NewGraph(m.backend, "declare variables")
+	defer g.Finalize()
+	z := Parameter(g, "z", shapes.Make(m.cfg.dtype(), 1, m.cfg.Generator.Nz))
+	Decode(m.ctx, m.cfg, z)
+	EBMEnergy(m.ctx, m.cfg, z)
+	return m.ctx.InitializeVariables(m.backend, nil)
 }
 
 // Config returns the model's configuration.
@@ -162,7 +140,10 @@ func (m *Model) TrainStep(x *tensors.Tensor) (StepMetrics, error) {
 	}
 	step++
 	what := fmt.Sprintf("training step %d", step)
-	outs, err := m.run(what, m.train, x)
+	if err := m.checkImages(what, x); err != nil {
+		return StepMetrics{}, err
+	}
+	outs, err := m.exec(what, m.train, x)
 	if err != nil {
 		return StepMetrics{}, err
 	}
@@ -221,101 +202,18 @@ func (m *Model) Epoch() (epoch int64, err error) {
 	return tensors.ToScalar[int64](EpochVar(m.ctx).MustValue()), nil
 }
 
-// PosteriorSample returns latents z [B, nz] sampled from the posterior of
-// the images x [B, H, W, C] with Config.TestPosteriorLangevin, from N(0, I).
-func (m *Model) PosteriorSample(x *tensors.Tensor) (*tensors.Tensor, error) {
-	return m.run1("posterior sampling", m.posterior, x)
-}
-
-// Reconstruct returns G(z) [B, H, W, C] for posterior samples z of x (see
-// PosteriorSample).
-func (m *Model) Reconstruct(x *tensors.Tensor) (*tensors.Tensor, error) {
-	return m.run1("reconstruction", m.reconstruct, x)
-}
-
-// AnomalyScore returns U_post(z) = ‖x − G(z)‖²/(2σ²) + f(z) + ‖z‖²/(2σ0²)
-// [B] at posterior samples z of x (see PosteriorSample): an estimate of
-// −log p(x, z), higher for more anomalous images.
-func (m *Model) AnomalyScore(x *tensors.Tensor) (*tensors.Tensor, error) {
-	return m.run1("anomaly scoring", m.score, x)
-}
-
-// PriorSample returns n latents [n, nz] sampled from the prior with
-// Config.GenerationLangevin, from N(0, I).
-func (m *Model) PriorSample(n int) (*tensors.Tensor, error) {
-	return m.runCount("prior sampling", m.priorSamples, n, func(ctx *context.Context, g *Graph) *Node {
-		return PriorSample(ctx, m.cfg, BaseSample(ctx, m.cfg, g, n), m.cfg.GenerationLangevin)
-	})
-}
-
-// Decode returns the generator's images G(z) [B, H, W, C] for latents z
-// [B, nz] of the model's DType — for interpolations and attribute
-// manipulation in latent space.
-func (m *Model) Decode(z *tensors.Tensor) (out *tensors.Tensor, err error) {
-	if z == nil || z.Rank() != 2 || z.Shape().Dimensions[1] != m.cfg.Generator.Nz || z.DType() != m.cfg.dtype() {
-		return nil, fmt.Errorf("lebm: decoding: latents have shape %v; want (%s)[batch, %d]", shapeOf(z), m.cfg.dtype(), m.cfg.Generator.Nz)
-	}
-	defer recoverError(&err, "decoding")
-	outs, err := m.decode.Exec(z)
-	if err != nil {
-		return nil, fmt.Errorf("lebm: decoding: %w", err)
-	}
-	return outs[0], nil
-}
-
-func shapeOf(t *tensors.Tensor) any {
-	if t == nil {
-		return "nil"
-	}
-	return t.Shape()
-}
-
-// Generate returns n images [n, H, W, C] decoded from prior samples (see
-// PriorSample).
-func (m *Model) Generate(n int) (*tensors.Tensor, error) {
-	return m.runCount("generation", m.generations, n, func(ctx *context.Context, g *Graph) *Node {
-		return Generate(ctx, m.cfg, g, n, m.cfg.GenerationLangevin)
-	})
-}
-
-// runCount runs the graph fn, which makes n samples, with an executor
-// cached per n.
-func (m *Model) runCount(what string, cache map[int]*context.Exec, n int, fn func(*context.Context, *Graph) *Node) (*tensors.Tensor, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("lebm: %s: number of samples n = %d: must be at least 1", what, n)
-	}
-	exec, ok := cache[n]
-	if !ok {
-		var err error
-		if exec, err = context.NewExec(m.backend, m.ctx, fn); err != nil {
-			return nil, fmt.Errorf("lebm: %s: creating executor: %w", what, err)
-		}
-		cache[n] = exec
-	}
-	outs, err := m.run(what, exec)
+// exec1 executes exec and returns its single output.
+func (m *Model) exec1(what string, exec *context.Exec, args ...any) (*tensors.Tensor, error) {
+	outs, err := m.exec(what, exec, args...)
 	if err != nil {
 		return nil, err
 	}
 	return outs[0], nil
 }
 
-// run1 runs exec on images x and returns its single output.
-func (m *Model) run1(what string, exec *context.Exec, x *tensors.Tensor) (*tensors.Tensor, error) {
-	outs, err := m.run(what, exec, x)
-	if err != nil {
-		return nil, err
-	}
-	return outs[0], nil
-}
-
-// run checks the images (if any) and executes exec, turning panics and
-// errors into errors that name the computation.
-func (m *Model) run(what string, exec *context.Exec, args ...any) (outs []*tensors.Tensor, err error) {
-	if len(args) > 0 {
-		if err := m.checkImages(args[0].(*tensors.Tensor)); err != nil {
-			return nil, fmt.Errorf("lebm: %s: %w", what, err)
-		}
-	}
+// exec executes exec, turning panics and errors into errors that name the
+// computation.
+func (m *Model) exec(what string, exec *context.Exec, args ...any) (outs []*tensors.Tensor, err error) {
 	defer recoverError(&err, what)
 	if outs, err = exec.Exec(args...); err != nil {
 		return nil, fmt.Errorf("lebm: %s: %w", what, err)
@@ -323,15 +221,16 @@ func (m *Model) run(what string, exec *context.Exec, args ...any) (outs []*tenso
 	return outs, nil
 }
 
-// checkImages reports whether x is a batch of images the generator makes.
-func (m *Model) checkImages(x *tensors.Tensor) error {
+// checkImages reports, naming the computation, whether x is not a batch
+// of images the generator makes.
+func (m *Model) checkImages(what string, x *tensors.Tensor) error {
 	h, w, c := m.cfg.Generator.OutputShape()
 	if x == nil {
-		return errors.New("images x are nil")
+		return fmt.Errorf("lebm: %s: images x are nil", what)
 	}
 	dims := x.Shape().Dimensions
 	if x.Rank() != 4 || dims[0] < 1 || dims[1] != h || dims[2] != w || dims[3] != c || x.DType() != m.cfg.dtype() {
-		return fmt.Errorf("images x have shape %s; want (%s)[batch, %d, %d, %d], the generator's output", x.Shape(), m.cfg.dtype(), h, w, c)
+		return fmt.Errorf("lebm: %s: images x have shape %s; want (%s)[batch, %d, %d, %d], the generator's output", what, x.Shape(), m.cfg.dtype(), h, w, c)
 	}
 	return nil
 }

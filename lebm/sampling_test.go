@@ -1,0 +1,84 @@
+package lebm
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+func TestChainBlocks(t *testing.T) {
+	for _, c := range []struct{ steps, first, rest int }{
+		{0, 0, 0}, {1, 1, 0}, {ChainBlock, ChainBlock, 0}, {ChainBlock + 1, 1, 1},
+		{2 * ChainBlock, ChainBlock, 1}, {2*ChainBlock + 3, 3, 2}, {20 * ChainBlock, ChainBlock, 19},
+	} {
+		first, rest := chainBlocks(c.steps)
+		if first != c.first || rest != c.rest || first+rest*ChainBlock != c.steps {
+			t.Errorf("chainBlocks(%d) = %d, %d; want %d, %d", c.steps, first, rest, c.first, c.rest)
+		}
+	}
+}
+
+// TestBlockedChainsMatchTheUnrolledChain runs the sampling methods, which
+// loop over compiled blocks of ChainBlock steps, against the whole chain
+// unrolled in one graph from the same random state: the random stream
+// advances draw by draw in both, so even the noisy chains agree.
+func TestBlockedChainsMatchTheUnrolledChain(t *testing.T) {
+	// A first block of 3 steps and one of ChainBlock (chainBlocks' other
+	// splits are TestChainBlocks').
+	for _, steps := range []int{ChainBlock + 3} {
+		t.Run(fmt.Sprintf("%d steps", steps), func(t *testing.T) {
+			cfg := tinyConfig(t)
+			cfg.TestPosteriorLangevin.Steps = steps
+			cfg.GenerationLangevin.Steps = steps
+			m := newModel(t, cfg)
+			x := imagesTensor(cfg, structuredImages())
+			const n = 3
+			cases := []struct {
+				name     string
+				blocked  func() (*tensors.Tensor, error)
+				unrolled func(ctx *context.Context, x *Node) *Node
+			}{
+				{"posterior", func() (*tensors.Tensor, error) { return m.PosteriorSample(x) }, func(ctx *context.Context, x *Node) *Node {
+					z0 := BaseSample(ctx, cfg, x.Graph(), testBatch)
+					return PosteriorSample(ctx, cfg, x, z0, cfg.TestPosteriorLangevin)
+				}},
+				{"anomaly score", func() (*tensors.Tensor, error) { return m.AnomalyScore(x) }, func(ctx *context.Context, x *Node) *Node {
+					z0 := BaseSample(ctx, cfg, x.Graph(), testBatch)
+					return PosteriorEnergy(ctx, cfg, x, PosteriorSample(ctx, cfg, x, z0, cfg.TestPosteriorLangevin))
+				}},
+				{"generation", func() (*tensors.Tensor, error) { return m.Generate(n) }, func(ctx *context.Context, x *Node) *Node {
+					return Generate(ctx, cfg, x.Graph(), n, cfg.GenerationLangevin)
+				}},
+			}
+			for _, c := range cases {
+				if err := m.Seed(11); err != nil {
+					t.Fatal(err)
+				}
+				got, err := c.blocked()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := m.Seed(11); err != nil {
+					t.Fatal(err)
+				}
+				want, err := context.ExecOnce(testBackend(), m.Context(), c.unrolled, x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, w := flatFloat64(t, got), flatFloat64(t, want)
+				if len(g) != len(w) {
+					t.Fatalf("%s: %d values, want %d", c.name, len(g), len(w))
+				}
+				for i := range g {
+					if math.Abs(g[i]-w[i]) > 1e-9*(1+math.Abs(w[i])) {
+						t.Fatalf("%s: value %d is %.12g, the unrolled chain's %.12g", c.name, i, g[i], w[i])
+					}
+				}
+			}
+		})
+	}
+}
