@@ -59,10 +59,11 @@ type Choice struct {
 // (one whose name or file name says cuda), where TF32 is XLA's default
 // precision on NVIDIA GPUs since Ampere (older GPUs compute in full
 // float32: the answer is then conservative). XLA CPU computes in float32.
-func (c Choice) TF32Products() bool {
-	if c.EmulateTF32 {
-		return true
-	}
+func (c Choice) TF32Products() bool { return c.EmulateTF32 || c.CUDA() }
+
+// CUDA reports whether the chosen backend is XLA on a CUDA plugin (one
+// whose name or file name says cuda): an NVIDIA GPU.
+func (c Choice) CUDA() bool {
 	plugin, ok := strings.CutPrefix(c.Config, "xla:")
 	if !ok {
 		return false

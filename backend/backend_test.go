@@ -195,23 +195,26 @@ func TestCUDAPluginInPythonSites(t *testing.T) {
 	}
 }
 
-func TestTF32Products(t *testing.T) {
+func TestTF32ProductsAndCUDA(t *testing.T) {
 	cases := []struct {
-		choice Choice
-		want   bool
+		choice     Choice
+		tf32, cuda bool
 	}{
-		{Choice{Config: SimpleGo}, false},
-		{Choice{Config: SimpleGo, EmulateTF32: true}, true},
-		{Choice{Config: "xla:cuda"}, true},
-		{Choice{Config: "xla:/usr/local/lib/go-xla/nvidia/" + CUDAPluginName}, true},
-		{Choice{Config: "xla:/opt/torch/.venv/lib/python3.12/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so,tf32"}, true},
-		{Choice{Config: "xla:cpu"}, false},
-		{Choice{Config: "xla:/home/cuda/.local/lib/go-xla/" + CPUPluginName}, false},
-		{Choice{Config: "xla:/opt/cuda/pjrt_plugin_cpu.so,cuda"}, false},
+		{Choice{Config: SimpleGo}, false, false},
+		{Choice{Config: SimpleGo, EmulateTF32: true}, true, false},
+		{Choice{Config: "xla:cuda"}, true, true},
+		{Choice{Config: "xla:/usr/local/lib/go-xla/nvidia/" + CUDAPluginName}, true, true},
+		{Choice{Config: "xla:/opt/torch/.venv/lib/python3.12/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so,tf32"}, true, true},
+		{Choice{Config: "xla:cpu"}, false, false},
+		{Choice{Config: "xla:/home/cuda/.local/lib/go-xla/" + CPUPluginName}, false, false},
+		{Choice{Config: "xla:/opt/cuda/pjrt_plugin_cpu.so,cuda"}, false, false},
 	}
 	for _, c := range cases {
-		if got := c.choice.TF32Products(); got != c.want {
-			t.Errorf("%+v.TF32Products() = %v, want %v", c.choice, got, c.want)
+		if got := c.choice.TF32Products(); got != c.tf32 {
+			t.Errorf("%+v.TF32Products() = %v, want %v", c.choice, got, c.tf32)
+		}
+		if got := c.choice.CUDA(); got != c.cuda {
+			t.Errorf("%+v.CUDA() = %v, want %v", c.choice, got, c.cuda)
 		}
 	}
 }

@@ -13,11 +13,11 @@ import (
 	"github.com/edlebm/edlebm/internal/testutil"
 )
 
-// writeTestReferences writes mnist-shaped references for ED and SM.
-func writeTestReferences(t *testing.T) (dir string, o options) {
+// writeTestReferences writes mnist-shaped references for methods.
+func writeTestReferences(t *testing.T, methods ...string) (dir string, o options) {
 	t.Helper()
 	dir = t.TempDir()
-	o = options{backend: testutil.BackendName(), write: dir, shapes: []string{"mnist"}, methods: []string{"ed", "sm"},
+	o = options{backend: testutil.BackendName(), write: dir, shapes: []string{"mnist"}, methods: methods,
 		batch: 2, seed: 3, rtol: 1e-6}
 	if err := run(o, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func editReference(t *testing.T, path string, edit func(ref *reference)) {
 // reloaded checkpoint gives the same probes (difference 0) and, its random
 // number generator state restored, the same training step.
 func TestCheckAgainstOwnReference(t *testing.T) {
-	_, o := writeTestReferences(t)
+	_, o := writeTestReferences(t, "ed", "sm")
 	var out bytes.Buffer
 	if err := run(o, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
@@ -73,7 +73,7 @@ func TestCheckAgainstOwnReference(t *testing.T) {
 // fails, in its own column, and that bad references give errors naming
 // what is wrong.
 func TestCheckFindsDifferences(t *testing.T) {
-	dir, o := writeTestReferences(t)
+	dir, o := writeTestReferences(t, "ed") // each method compiles its graphs, seconds on XLA
 	edPath := filepath.Join(dir, "mnist-ed", referenceFile)
 	var wantCell, refBackend string
 	editReference(t, edPath, func(ref *reference) {

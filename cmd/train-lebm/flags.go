@@ -20,11 +20,15 @@ type options struct {
 
 	data, dataDir, out, backend string
 	download                    bool
-	epochs, batch, trainSize    int
-	anomalyHoldout              int
-	gridN, reconN               int
-	keepEpochs                  int
-	checkpointEvery             time.Duration
+	runSize
+	// paper asks for the paper's full run on any backend; sized tells
+	// whether -epochs, -batch or -train-size was given. Without either, a
+	// CPU backend gets a run of its size (see sizeFor).
+	paper, sized    bool
+	anomalyHoldout  int
+	gridN, reconN   int
+	keepEpochs      int
+	checkpointEvery time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -36,9 +40,10 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.download, "download", false, "download the data set's official files into -data-dir first (svhn, cifar10, mnist, fashion-mnist; checksums verified, resumable)")
 	fs.StringVar(&o.out, "out", "", "output folder for checkpoints, pictures and metrics (default runs/DATA-METHOD)")
 	fs.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
-	fs.IntVar(&o.epochs, "epochs", 200, "epochs to train (a resumed run continues up to this many)")
-	fs.IntVar(&o.batch, "batch", 128, "batch size")
-	fs.IntVar(&o.trainSize, "train-size", 0, "use only the first N training images (0: all)")
+	fs.IntVar(&o.epochs, "epochs", paperSize.epochs, "epochs to train (a resumed run continues up to this many); "+cpuDefaultNote)
+	fs.IntVar(&o.batch, "batch", paperSize.batch, "batch size; "+cpuDefaultNote)
+	fs.IntVar(&o.trainSize, "train-size", paperSize.trainSize, "use only the first N training images (0: all); "+cpuDefaultNote)
+	fs.BoolVar(&o.paper, "paper", false, "train the paper's full run (every image, 200 epochs of 128) on any backend, not only on a CUDA GPU")
 	fs.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "anomaly-detection protocol: pool train and test, hold this class out, train on 80 % of the rest (seed 42); -1: off")
 	fs.IntVar(&o.gridN, "grid", 64, "generated images in each epoch's sample grid")
 	fs.IntVar(&o.reconN, "recon", 32, "test images in each epoch's reconstruction grid")
@@ -65,6 +70,7 @@ func parseFlags(args []string) (options, error) {
 	cfg.Method, cfg.Seed = *method, *seed
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.sized = set["epochs"] || set["batch"] || set["train-size"]
 	model.apply(&cfg, set)
 	if err := cfg.Validate(); err != nil {
 		return o, err

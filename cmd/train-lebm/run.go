@@ -56,6 +56,13 @@ func run(o options, stop <-chan os.Signal) error {
 			return fmt.Errorf("flag -download: %w", err)
 		}
 	}
+	choice, err := backend.Resolve(o.backend)
+	if err != nil {
+		return fmt.Errorf("flag -backend: %w", err)
+	}
+	if note := o.sizeFor(choice); note != "" {
+		fmt.Println(note)
+	}
 	train, test, err := loadData(o)
 	if err != nil {
 		return err

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/edlebm/edlebm/backend"
+)
+
+// runSize is how much a run trains.
+type runSize struct {
+	// trainSize is the number of training images used (0: all).
+	trainSize, epochs, batch int
+}
+
+// paperSize is the paper's run: every training image, 200 epochs of 128.
+var paperSize = runSize{trainSize: 0, epochs: 200, batch: 128}
+
+// The default runs on CPU backends, sized to end within about an hour on
+// two cores while still showing every output. Measured on a 2-core EPYC
+// (bench-lebm, Fashion-MNIST model): XLA CPU 0.38–0.60 s per step of 128
+// (ED, CD, SM), so 12 epochs of 469 steps take 36–56 min; SimpleGo about
+// 4–6 s per step of 64, so 6 epochs of 100 steps take 40–60 min.
+var (
+	xlaCPUSize   = runSize{trainSize: 0, epochs: 12, batch: 128}
+	simpleGoSize = runSize{trainSize: 6400, epochs: 6, batch: 64}
+)
+
+const cpuDefaultNote = "default: the paper's on a CUDA GPU or with -paper, else a run sized for the CPU (see -paper)"
+
+// sizeFor sets the run's size for the chosen backend when the user set
+// none: the paper's on a CUDA GPU, a shorter run on XLA CPU and on
+// SimpleGo. It returns a line saying what it chose, or "" when the flags
+// decide.
+func (o *options) sizeFor(choice backend.Choice) string {
+	if o.paper || o.sized || choice.CUDA() {
+		return ""
+	}
+	name, size := "XLA CPU", xlaCPUSize
+	if choice.Config == backend.SimpleGo {
+		name, size = "SimpleGo", simpleGoSize
+	}
+	o.runSize = size
+	images := "every training image"
+	if size.trainSize > 0 {
+		images = fmt.Sprintf("the first %d training images", size.trainSize)
+	}
+	return fmt.Sprintf("run sized for %s (about an hour on two cores): %s, %d epochs of batch %d; -paper, or -epochs, -batch and -train-size, for the paper's full run",
+		name, images, size.epochs, size.batch)
+}
