@@ -21,10 +21,14 @@ const (
 	// product into its output pixel. SimpleGo's convolution is slow, and this
 	// is several times faster there (see BenchmarkConvTranspose2D).
 	ConvTGather ConvTImpl = "gather"
+	// ConvTShift is the same matrix product followed by shifted additions
+	// (slices, concatenations with zeros, sums) instead of the gather: no
+	// gather or scatter, which SimpleGo runs element by element.
+	ConvTShift ConvTImpl = "shift"
 )
 
 // ConvTImpls lists the valid ConvTImpl values.
-var ConvTImpls = []ConvTImpl{ConvTAuto, ConvTNative, ConvTGather}
+var ConvTImpls = []ConvTImpl{ConvTAuto, ConvTNative, ConvTGather, ConvTShift}
 
 // xlaBackendName is the name GoMLX's XLA backend reports (backends/xla is
 // not imported, so that this package does not need cgo).
@@ -65,6 +69,8 @@ func ConvTranspose2D(x, kernel, bias *Node, stride, padding int, impl ConvTImpl)
 		out = convTNative(x, kernel, stride, padding)
 	case ConvTGather:
 		out = convTGather(x, kernel, stride, padding)
+	case ConvTShift:
+		out = convTShift(x, kernel, stride, padding)
 	default:
 		panic(fmt.Errorf("nets: unknown transposed-convolution implementation %q; valid: %v", impl, ConvTImpls))
 	}

@@ -3,6 +3,7 @@ package nets
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,7 +65,65 @@ var convTCases = []struct {
 	{k: 3, kw: 4, stride: 2, padding: 1, h: 3, w: 2},
 }
 
-var convTImplsUnderTest = []ConvTImpl{ConvTNative, ConvTGather, ConvTAuto}
+var convTImplsUnderTest = []ConvTImpl{ConvTNative, ConvTGather, ConvTShift, ConvTAuto}
+
+// convTSecondOrderImpls are the implementations that can be differentiated
+// twice on every backend.
+var convTSecondOrderImpls = []ConvTImpl{ConvTGather, ConvTShift}
+
+// generatorLayerCases are the distinct (kernel, stride, padding, input
+// size) settings of the mnist, svhn, cifar10 and celeba64 generators'
+// layers, at their real spatial sizes (the channels are the tests' own).
+func generatorLayerCases(t *testing.T) []struct{ k, stride, padding, size int } {
+	t.Helper()
+	type layerCase = struct{ k, stride, padding, size int }
+	var cases []layerCase
+	for _, name := range []string{"mnist", "svhn", "cifar10", "celeba64"} {
+		cfg, err := GeneratorPreset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := 1
+		for _, l := range cfg.Layers {
+			if c := (layerCase{l.Kernel, l.Stride, l.Padding, size}); !slices.Contains(cases, c) {
+				cases = append(cases, c)
+			}
+			size = ConvTransposeOutputSize(size, l.Kernel, l.Stride, l.Padding)
+		}
+	}
+	return cases
+}
+
+// TestConvTranspose2DGeneratorLayers checks every implementation on every
+// generator layer's shape (batch 1, two channels in and out): the output
+// against the naive loop, and the gradients of L = Σ r ⊙ (convT(x, K) + b)
+// against central differences of it, exact here since L is linear.
+func TestConvTranspose2DGeneratorLayers(t *testing.T) {
+	for _, tc := range generatorLayerCases(t) {
+		t.Run(fmt.Sprintf("k%d_s%d_p%d_in%d", tc.k, tc.stride, tc.padding, tc.size), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, uint64(tc.k*1000+tc.size)))
+			x := testutil.RandomArray(rng, 1, 1, tc.size, tc.size, 2)
+			kernel := testutil.RandomArray(rng, 1, tc.k, tc.k, 2, 2)
+			bias := testutil.RandomArray(rng, 1, 2)
+			want := naiveConvT(x, kernel, bias.Data, tc.stride, tc.padding)
+			r := testutil.RandomArray(rng, 1, want.Dims...)
+			loss := func() float64 { return dot(r.Data, naiveConvT(x, kernel, bias.Data, tc.stride, tc.padding).Data) }
+			wantGrads := [][]float64{centralDiff(loss, x.Data, 1), centralDiff(loss, kernel.Data, 1), centralDiff(loss, bias.Data, 1)}
+			for _, impl := range convTImplsUnderTest {
+				t.Run(string(impl), func(t *testing.T) {
+					got := run(t, func(in []*Node) []*Node {
+						out := ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)
+						return append([]*Node{out}, Gradient(ReduceAllSum(Mul(in[3], out)), in[0], in[1], in[2])...)
+					}, x, kernel, bias, r)
+					testutil.AssertAllClose(t, "output", got[0], want.Data, 1e-12)
+					for i, name := range []string{"dL/dx", "dL/dkernel", "dL/dbias"} {
+						testutil.AssertAllClose(t, name, got[1+i], wantGrads[i], 1e-9)
+					}
+				})
+			}
+		})
+	}
+}
 
 func TestConvTranspose2DForward(t *testing.T) {
 	for _, tc := range convTCases {
@@ -117,11 +176,11 @@ func TestConvTranspose2DGradients(t *testing.T) {
 	}
 }
 
-// TestConvTranspose2DSecondOrderGather checks a gradient of a gradient, which
-// the gather implementation supports: with L = Σ r ⊙ convT(x, K) and
-// g = ∂L/∂x, the gradient of Σ s ⊙ g² with respect to K, against nested
-// central differences of the naive loop.
-func TestConvTranspose2DSecondOrderGather(t *testing.T) {
+// TestConvTranspose2DSecondOrder checks a gradient of a gradient, which
+// the gather and shift implementations support: with L = Σ r ⊙ convT(x, K)
+// and g = ∂L/∂x, the gradient of Σ s ⊙ g² with respect to K, against
+// nested central differences of the naive loop.
+func TestConvTranspose2DSecondOrder(t *testing.T) {
 	for _, tc := range convTCases {
 		kw := max(tc.kw, tc.k)
 		t.Run(fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d", tc.k, kw, tc.stride, tc.padding, tc.h, tc.w), func(t *testing.T) {
@@ -130,13 +189,6 @@ func TestConvTranspose2DSecondOrderGather(t *testing.T) {
 			kernel := testutil.RandomArray(rng, 1, tc.k, kw, 2, 2)
 			r := testutil.RandomArray(rng, 1, naiveConvT(x, kernel, nil, tc.stride, tc.padding).Dims...)
 			s := testutil.RandomArray(rng, 1, x.Dims...)
-
-			got := run(t, func(in []*Node) []*Node {
-				loss := ReduceAllSum(Mul(in[2], ConvTranspose2D(in[0], in[1], nil, tc.stride, tc.padding, ConvTGather)))
-				gx := Gradient(loss, in[0])[0]
-				return Gradient(ReduceAllSum(Mul(in[3], Square(gx))), in[1])
-			}, x, kernel, r, s)[0]
-
 			outer := func() float64 {
 				// L is linear in x, so its central differences are exact.
 				gx := centralDiff(func() float64 { return dot(r.Data, naiveConvT(x, kernel, nil, tc.stride, tc.padding).Data) }, x.Data, 1)
@@ -146,7 +198,18 @@ func TestConvTranspose2DSecondOrderGather(t *testing.T) {
 				}
 				return sum
 			}
-			testutil.AssertAllClose(t, "∂(Σ s⊙g²)/∂K", got, centralDiff(outer, kernel.Data, 1e-3), 1e-7)
+			want := centralDiff(outer, kernel.Data, 1e-3)
+
+			for _, impl := range convTSecondOrderImpls {
+				t.Run(string(impl), func(t *testing.T) {
+					got := run(t, func(in []*Node) []*Node {
+						loss := ReduceAllSum(Mul(in[2], ConvTranspose2D(in[0], in[1], nil, tc.stride, tc.padding, impl)))
+						gx := Gradient(loss, in[0])[0]
+						return Gradient(ReduceAllSum(Mul(in[3], Square(gx))), in[1])
+					}, x, kernel, r, s)[0]
+					testutil.AssertAllClose(t, "∂(Σ s⊙g²)/∂K", got, want, 1e-7)
+				})
+			}
 		})
 	}
 }
