@@ -29,7 +29,7 @@ var presetSizes = []struct {
 }
 
 // TestGeneratorPresetShapes builds every preset's graph (batch 1, every
-// implementations) and checks the image shape against the table.
+// implementation) and checks the image shape against the table.
 func TestGeneratorPresetShapes(t *testing.T) {
 	for _, tc := range presetSizes {
 		for _, impl := range []ConvTImpl{ConvTGather, ConvTShift, ConvTNative} {
