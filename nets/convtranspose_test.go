@@ -97,8 +97,10 @@ func generatorLayerCases(t *testing.T) []struct{ k, stride, padding, size int } 
 // TestConvTranspose2DGeneratorLayers checks every implementation on every
 // generator layer's shape (batch 1, two channels in and out): the output
 // against the naive loop, and the gradients of L = Σ r ⊙ (convT(x, K) + b)
-// against central differences of it, exact here since L is linear.
+// against central differences of it, exact here since L is linear. The
+// implementations share one graph per shape, which XLA compiles once.
 func TestConvTranspose2DGeneratorLayers(t *testing.T) {
+	impls := []ConvTImpl{ConvTNative, ConvTGather, ConvTShift} // ConvTAuto is one of them
 	for _, tc := range generatorLayerCases(t) {
 		t.Run(fmt.Sprintf("k%d_s%d_p%d_in%d", tc.k, tc.stride, tc.padding, tc.size), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, uint64(tc.k*1000+tc.size)))
@@ -109,39 +111,22 @@ func TestConvTranspose2DGeneratorLayers(t *testing.T) {
 			r := testutil.RandomArray(rng, 1, want.Dims...)
 			loss := func() float64 { return dot(r.Data, naiveConvT(x, kernel, bias.Data, tc.stride, tc.padding).Data) }
 			wantGrads := [][]float64{centralDiff(loss, x.Data, 1), centralDiff(loss, kernel.Data, 1), centralDiff(loss, bias.Data, 1)}
-			for _, impl := range convTImplsUnderTest {
-				t.Run(string(impl), func(t *testing.T) {
-					got := run(t, func(in []*Node) []*Node {
-						out := ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)
-						return append([]*Node{out}, Gradient(ReduceAllSum(Mul(in[3], out)), in[0], in[1], in[2])...)
-					}, x, kernel, bias, r)
-					testutil.AssertAllClose(t, "output", got[0], want.Data, 1e-12)
-					for i, name := range []string{"dL/dx", "dL/dkernel", "dL/dbias"} {
-						testutil.AssertAllClose(t, name, got[1+i], wantGrads[i], 1e-9)
-					}
-				})
+
+			got := run(t, func(in []*Node) []*Node {
+				var outs []*Node
+				for _, impl := range impls {
+					out := ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)
+					outs = append(append(outs, out), Gradient(ReduceAllSum(Mul(in[3], out)), in[0], in[1], in[2])...)
+				}
+				return outs
+			}, x, kernel, bias, r)
+			for i, impl := range impls {
+				testutil.AssertAllClose(t, string(impl)+" output", got[4*i], want.Data, 1e-12)
+				for j, name := range []string{"dL/dx", "dL/dkernel", "dL/dbias"} {
+					testutil.AssertAllClose(t, string(impl)+" "+name, got[4*i+1+j], wantGrads[j], 1e-9)
+				}
 			}
 		})
-	}
-}
-
-func TestConvTranspose2DForward(t *testing.T) {
-	for _, tc := range convTCases {
-		for _, impl := range convTImplsUnderTest {
-			kw := max(tc.kw, tc.k)
-			name := fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d/%s", tc.k, kw, tc.stride, tc.padding, tc.h, tc.w, impl)
-			t.Run(name, func(t *testing.T) {
-				rng := rand.New(rand.NewPCG(1, uint64(tc.k*100+tc.h)))
-				x := testutil.RandomArray(rng, 1, 2, tc.h, tc.w, 3)
-				kernel := testutil.RandomArray(rng, 1, tc.k, kw, 3, 2)
-				bias := testutil.RandomArray(rng, 1, 2)
-				got := run(t, func(in []*Node) []*Node {
-					return []*Node{ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)}
-				}, x, kernel, bias)[0]
-				want := naiveConvT(x, kernel, bias.Data, tc.stride, tc.padding)
-				testutil.AssertAllClose(t, "output", got, want.Data, 1e-12)
-			})
-		}
 	}
 }
 
@@ -211,6 +196,31 @@ func TestConvTranspose2DSecondOrder(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestConvTAutoChoice checks what ConvTAuto builds: one convolution on
+// XLA, and on SimpleGo the shift implementation's products, slices and
+// concatenations, with no gather and no convolution.
+func TestConvTAutoChoice(t *testing.T) {
+	g := NewGraph(testBackend(), "auto")
+	defer g.Finalize()
+	x := Parameter(g, "x", shapes.Make(dtypes.Float32, 2, 4, 4, 3))
+	kernel := Parameter(g, "kernel", shapes.Make(dtypes.Float32, 4, 4, 3, 2))
+	before := len(g.Nodes())
+	ConvTranspose2D(x, kernel, nil, 2, 1, ConvTAuto)
+	count := map[NodeType]int{}
+	for _, n := range g.Nodes()[before:] {
+		count[n.Type()]++
+	}
+	want := map[NodeType]bool{NodeTypeGather: false, NodeTypeConvGeneral: false, NodeTypeDotGeneral: true, NodeTypeSlice: true, NodeTypeConcatenate: true}
+	if testBackend().Name() == xlaBackendName {
+		want = map[NodeType]bool{NodeTypeConvGeneral: true, NodeTypeDotGeneral: false}
+	}
+	for nodeType, present := range want {
+		if (count[nodeType] > 0) != present {
+			t.Errorf("ConvTAuto on %s built %d %s nodes, want them present: %v", testBackend().Name(), count[nodeType], nodeType, present)
+		}
 	}
 }
 
