@@ -12,7 +12,7 @@ import (
 // is a matrix product, a slice, a concatenation with zeros, an addition or
 // a reshape, all with gradients of any order on SimpleGo (see sliceAxes);
 // none is a gather or a scatter, which SimpleGo runs element by element,
-// and the kernel is never transposed.
+// and the forward pass does not transpose the kernel.
 func convTShift(x, kernel *Node, stride, padding int) *Node {
 	xd, kd := x.Shape().Dimensions, kernel.Shape().Dimensions
 	b, h, w := xd[0], xd[1], xd[2]
@@ -68,8 +68,8 @@ func foldTaps(t *Node, stride, padding int) *Node {
 		}
 		phases[r] = Reshape(sum, a, n, 1, m, f)
 	}
-	stacked := make([]bool, stride)
-	out := Reshape(concatAxis(phases, 2, stacked), a, n*stride, m, f)
+	constant := make([]bool, stride) // every phase gets a gradient
+	out := Reshape(concatAxis(phases, 2, constant), a, n*stride, m, f)
 	if n*stride > ho {
 		out = sliceAxes(out, []int{0, 0, 0, 0}, []int{a, ho, m, f})
 	}

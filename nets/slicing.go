@@ -34,21 +34,19 @@ func sliceAxes(x *Node, starts, limits []int) *Node {
 // behind it on every axis i, by concatenation (SimpleGo has no Pad).
 func padZeros(x *Node, before, after []int) *Node {
 	for axis := range before {
-		if before[axis] == 0 && after[axis] == 0 {
-			continue
+		zeros := func(n int) *Node {
+			dims := slices.Clone(x.Shape().Dimensions)
+			dims[axis] = n
+			return Zeros(x.Graph(), shapes.Make(x.DType(), dims...))
 		}
 		var parts []*Node
 		var constant []bool
-		for i, n := range []int{before[axis], -1, after[axis]} {
-			switch {
-			case i == 1:
-				parts, constant = append(parts, x), append(constant, false)
-			case n > 0:
-				dims := slices.Clone(x.Shape().Dimensions)
-				dims[axis] = n
-				parts = append(parts, Zeros(x.Graph(), shapes.Make(x.DType(), dims...)))
-				constant = append(constant, true)
-			}
+		if before[axis] > 0 {
+			parts, constant = append(parts, zeros(before[axis])), append(constant, true)
+		}
+		parts, constant = append(parts, x), append(constant, false)
+		if after[axis] > 0 {
+			parts, constant = append(parts, zeros(after[axis])), append(constant, true)
 		}
 		x = concatAxis(parts, axis, constant)
 	}
