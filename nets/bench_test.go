@@ -11,26 +11,37 @@ import (
 )
 
 // BenchmarkConvTranspose2D times the SVHN generator (four transposed
-// convolutions, batch 16, float32) with each implementation: the forward
-// pass alone, and with the gradients a training step and the posterior
-// Langevin need (every variable and z).
+// convolutions, batch 16) and the MNIST one (batch 64, the Fashion-MNIST
+// runs' size), float32, with each implementation: the forward pass alone,
+// and with the gradients a training step and the posterior Langevin need
+// (every variable and z). Besides the wall time it reports the process's
+// CPU time per operation (cpu-ns/op, where the system tells it).
 //
 //	go test ./nets -run '^$' -bench ConvTranspose2D -benchtime 3x
 func BenchmarkConvTranspose2D(b *testing.B) {
-	cfg, err := GeneratorPreset("svhn")
+	for _, bc := range []struct {
+		preset string
+		batch  int
+	}{{"svhn", 16}, {"mnist", 64}} {
+		benchmarkGenerator(b, bc.preset, bc.batch)
+	}
+}
+
+// benchmarkGenerator runs BenchmarkConvTranspose2D's cases for one preset.
+func benchmarkGenerator(b *testing.B, preset string, batch int) {
+	cfg, err := GeneratorPreset(preset)
 	if err != nil {
 		b.Fatal(err)
 	}
-	const batch = 16
 	rng := rand.New(rand.NewPCG(8, 8))
 	zData := make([]float32, batch*cfg.Nz)
 	for i := range zData {
 		zData[i] = float32(rng.NormFloat64())
 	}
 	z := tensors.FromFlatDataAndDimensions(zData, batch, cfg.Nz)
-	for _, impl := range []ConvTImpl{ConvTGather, ConvTNative} {
+	for _, impl := range []ConvTImpl{ConvTGather, ConvTShift, ConvTNative} {
 		for _, withGrad := range []bool{false, true} {
-			name := fmt.Sprintf("svhn_b%d/%s/forward", batch, impl)
+			name := fmt.Sprintf("%s_b%d/%s/forward", preset, batch, impl)
 			if withGrad {
 				name += "+backward"
 			}
@@ -58,8 +69,14 @@ func BenchmarkConvTranspose2D(b *testing.B) {
 					}
 				}
 				step() // compiles and initialises the variables
+				cpu := processCPUTime()
 				for b.Loop() {
 					step()
+				}
+				// CPU time (all threads) is steadier than wall time on a
+				// machine shared with other work.
+				if cpu >= 0 {
+					b.ReportMetric(float64(processCPUTime()-cpu)/float64(b.N), "cpu-ns/op")
 				}
 			})
 		}

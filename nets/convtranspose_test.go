@@ -3,6 +3,7 @@ package nets
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,25 +65,68 @@ var convTCases = []struct {
 	{k: 3, kw: 4, stride: 2, padding: 1, h: 3, w: 2},
 }
 
-var convTImplsUnderTest = []ConvTImpl{ConvTNative, ConvTGather, ConvTAuto}
+var convTImplsUnderTest = []ConvTImpl{ConvTNative, ConvTGather, ConvTShift, ConvTAuto}
 
-func TestConvTranspose2DForward(t *testing.T) {
-	for _, tc := range convTCases {
-		for _, impl := range convTImplsUnderTest {
-			kw := max(tc.kw, tc.k)
-			name := fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d/%s", tc.k, kw, tc.stride, tc.padding, tc.h, tc.w, impl)
-			t.Run(name, func(t *testing.T) {
-				rng := rand.New(rand.NewPCG(1, uint64(tc.k*100+tc.h)))
-				x := testutil.RandomArray(rng, 1, 2, tc.h, tc.w, 3)
-				kernel := testutil.RandomArray(rng, 1, tc.k, kw, 3, 2)
-				bias := testutil.RandomArray(rng, 1, 2)
-				got := run(t, func(in []*Node) []*Node {
-					return []*Node{ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)}
-				}, x, kernel, bias)[0]
-				want := naiveConvT(x, kernel, bias.Data, tc.stride, tc.padding)
-				testutil.AssertAllClose(t, "output", got, want.Data, 1e-12)
-			})
+// convTSecondOrderImpls are the implementations that can be differentiated
+// twice on every backend.
+var convTSecondOrderImpls = []ConvTImpl{ConvTGather, ConvTShift}
+
+// generatorLayerCases are the distinct (kernel, stride, padding, input
+// size) settings of the mnist, svhn, cifar10 and celeba64 generators'
+// layers, at their real spatial sizes (the channels are the tests' own).
+func generatorLayerCases(t *testing.T) []struct{ k, stride, padding, size int } {
+	t.Helper()
+	type layerCase = struct{ k, stride, padding, size int }
+	var cases []layerCase
+	for _, name := range []string{"mnist", "svhn", "cifar10", "celeba64"} {
+		cfg, err := GeneratorPreset(name)
+		if err != nil {
+			t.Fatal(err)
 		}
+		size := 1
+		for _, l := range cfg.Layers {
+			if c := (layerCase{l.Kernel, l.Stride, l.Padding, size}); !slices.Contains(cases, c) {
+				cases = append(cases, c)
+			}
+			size = ConvTransposeOutputSize(size, l.Kernel, l.Stride, l.Padding)
+		}
+	}
+	return cases
+}
+
+// TestConvTranspose2DGeneratorLayers checks every implementation on every
+// generator layer's shape (batch 1, two channels in and out): the output
+// against the naive loop, and the gradients of L = Σ r ⊙ (convT(x, K) + b)
+// against central differences of it, exact here since L is linear. The
+// implementations share one graph per shape, which XLA compiles once.
+func TestConvTranspose2DGeneratorLayers(t *testing.T) {
+	impls := []ConvTImpl{ConvTNative, ConvTGather, ConvTShift} // ConvTAuto is one of them
+	for _, tc := range generatorLayerCases(t) {
+		t.Run(fmt.Sprintf("k%d_s%d_p%d_in%d", tc.k, tc.stride, tc.padding, tc.size), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, uint64(tc.k*1000+tc.size)))
+			x := testutil.RandomArray(rng, 1, 1, tc.size, tc.size, 2)
+			kernel := testutil.RandomArray(rng, 1, tc.k, tc.k, 2, 2)
+			bias := testutil.RandomArray(rng, 1, 2)
+			want := naiveConvT(x, kernel, bias.Data, tc.stride, tc.padding)
+			r := testutil.RandomArray(rng, 1, want.Dims...)
+			loss := func() float64 { return dot(r.Data, naiveConvT(x, kernel, bias.Data, tc.stride, tc.padding).Data) }
+			wantGrads := [][]float64{centralDiff(loss, x.Data, 1), centralDiff(loss, kernel.Data, 1), centralDiff(loss, bias.Data, 1)}
+
+			got := run(t, func(in []*Node) []*Node {
+				var outs []*Node
+				for _, impl := range impls {
+					out := ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)
+					outs = append(append(outs, out), Gradient(ReduceAllSum(Mul(in[3], out)), in[0], in[1], in[2])...)
+				}
+				return outs
+			}, x, kernel, bias, r)
+			for i, impl := range impls {
+				testutil.AssertAllClose(t, string(impl)+" output", got[4*i], want.Data, 1e-12)
+				for j, name := range []string{"dL/dx", "dL/dkernel", "dL/dbias"} {
+					testutil.AssertAllClose(t, string(impl)+" "+name, got[4*i+1+j], wantGrads[j], 1e-9)
+				}
+			}
+		})
 	}
 }
 
@@ -117,11 +161,11 @@ func TestConvTranspose2DGradients(t *testing.T) {
 	}
 }
 
-// TestConvTranspose2DSecondOrderGather checks a gradient of a gradient, which
-// the gather implementation supports: with L = Σ r ⊙ convT(x, K) and
-// g = ∂L/∂x, the gradient of Σ s ⊙ g² with respect to K, against nested
-// central differences of the naive loop.
-func TestConvTranspose2DSecondOrderGather(t *testing.T) {
+// TestConvTranspose2DSecondOrder checks a gradient of a gradient, which
+// the gather and shift implementations support: with L = Σ r ⊙ convT(x, K)
+// and g = ∂L/∂x, the gradient of Σ s ⊙ g² with respect to K, against
+// nested central differences of the naive loop.
+func TestConvTranspose2DSecondOrder(t *testing.T) {
 	for _, tc := range convTCases {
 		kw := max(tc.kw, tc.k)
 		t.Run(fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d", tc.k, kw, tc.stride, tc.padding, tc.h, tc.w), func(t *testing.T) {
@@ -130,13 +174,6 @@ func TestConvTranspose2DSecondOrderGather(t *testing.T) {
 			kernel := testutil.RandomArray(rng, 1, tc.k, kw, 2, 2)
 			r := testutil.RandomArray(rng, 1, naiveConvT(x, kernel, nil, tc.stride, tc.padding).Dims...)
 			s := testutil.RandomArray(rng, 1, x.Dims...)
-
-			got := run(t, func(in []*Node) []*Node {
-				loss := ReduceAllSum(Mul(in[2], ConvTranspose2D(in[0], in[1], nil, tc.stride, tc.padding, ConvTGather)))
-				gx := Gradient(loss, in[0])[0]
-				return Gradient(ReduceAllSum(Mul(in[3], Square(gx))), in[1])
-			}, x, kernel, r, s)[0]
-
 			outer := func() float64 {
 				// L is linear in x, so its central differences are exact.
 				gx := centralDiff(func() float64 { return dot(r.Data, naiveConvT(x, kernel, nil, tc.stride, tc.padding).Data) }, x.Data, 1)
@@ -146,8 +183,44 @@ func TestConvTranspose2DSecondOrderGather(t *testing.T) {
 				}
 				return sum
 			}
-			testutil.AssertAllClose(t, "∂(Σ s⊙g²)/∂K", got, centralDiff(outer, kernel.Data, 1e-3), 1e-7)
+			want := centralDiff(outer, kernel.Data, 1e-3)
+
+			for _, impl := range convTSecondOrderImpls {
+				t.Run(string(impl), func(t *testing.T) {
+					got := run(t, func(in []*Node) []*Node {
+						loss := ReduceAllSum(Mul(in[2], ConvTranspose2D(in[0], in[1], nil, tc.stride, tc.padding, impl)))
+						gx := Gradient(loss, in[0])[0]
+						return Gradient(ReduceAllSum(Mul(in[3], Square(gx))), in[1])
+					}, x, kernel, r, s)[0]
+					testutil.AssertAllClose(t, "∂(Σ s⊙g²)/∂K", got, want, 1e-7)
+				})
+			}
 		})
+	}
+}
+
+// TestConvTAutoChoice checks what ConvTAuto builds: one convolution on
+// XLA, and on SimpleGo the shift implementation's products, slices and
+// concatenations, with no gather and no convolution.
+func TestConvTAutoChoice(t *testing.T) {
+	g := NewGraph(testBackend(), "auto")
+	defer g.Finalize()
+	x := Parameter(g, "x", shapes.Make(dtypes.Float32, 2, 4, 4, 3))
+	kernel := Parameter(g, "kernel", shapes.Make(dtypes.Float32, 4, 4, 3, 2))
+	before := len(g.Nodes())
+	ConvTranspose2D(x, kernel, nil, 2, 1, ConvTAuto)
+	count := map[NodeType]int{}
+	for _, n := range g.Nodes()[before:] {
+		count[n.Type()]++
+	}
+	want := map[NodeType]bool{NodeTypeGather: false, NodeTypeConvGeneral: false, NodeTypeDotGeneral: true, NodeTypeSlice: true, NodeTypeConcatenate: true}
+	if testBackend().Name() == xlaBackendName {
+		want = map[NodeType]bool{NodeTypeConvGeneral: true, NodeTypeDotGeneral: false}
+	}
+	for nodeType, present := range want {
+		if (count[nodeType] > 0) != present {
+			t.Errorf("ConvTAuto on %s built %d %s nodes, want them present: %v", testBackend().Name(), count[nodeType], nodeType, present)
+		}
 	}
 }
 

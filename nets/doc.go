@@ -12,8 +12,8 @@
 //
 // GoMLX v0.26 differentiates a matrix product by materialising a broadcast
 // product, and cannot differentiate an input-dilated convolution. Importing
-// this package wraps GoMLX's gradients of DotGeneral and ConvGeneral nodes
-// (graph.VJPRegistration) so that the nodes this package builds carry their
-// own gradients; every other node keeps GoMLX's. Dense layers thus have
+// this package wraps GoMLX's gradients of DotGeneral, ConvGeneral, Slice and
+// Concatenate nodes (graph.VJPRegistration) so that the nodes this package
+// builds carry their own gradients; every other node keeps GoMLX's. Dense layers thus have
 // cheap gradients of any order, as score matching needs.
 package nets

@@ -28,11 +28,11 @@ var presetSizes = []struct {
 	{"mnist", 16, 28, 28, 1},
 }
 
-// TestGeneratorPresetShapes builds every preset's graph (batch 1, both
-// implementations) and checks the image shape against the table.
+// TestGeneratorPresetShapes builds every preset's graph (batch 1, every
+// implementation) and checks the image shape against the table.
 func TestGeneratorPresetShapes(t *testing.T) {
 	for _, tc := range presetSizes {
-		for _, impl := range []ConvTImpl{ConvTGather, ConvTNative} {
+		for _, impl := range []ConvTImpl{ConvTGather, ConvTShift, ConvTNative} {
 			t.Run(fmt.Sprintf("%s/%s", tc.name, impl), func(t *testing.T) {
 				cfg, err := GeneratorPreset(tc.name)
 				if err != nil {
@@ -91,7 +91,7 @@ func naiveGenerator(t *testing.T, ctx *context.Context, cfg GeneratorConfig, z a
 // differences of the naive generator.
 func TestGeneratorForward(t *testing.T) {
 	cfg := GeneratorConfig{Nz: 3, Layers: []ConvTLayer{{4, 4, 1, 0}, {3, 3, 2, 1}, {2, 4, 2, 1}}}
-	for _, impl := range []ConvTImpl{ConvTGather, ConvTNative} {
+	for _, impl := range []ConvTImpl{ConvTGather, ConvTShift, ConvTNative} {
 		t.Run(string(impl), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(6, 6))
 			z := testutil.RandomArray(rng, 1, 2, cfg.Nz)
@@ -215,7 +215,7 @@ func TestGeneratorPresetUnknown(t *testing.T) {
 // bits, and the gradient's terms cancel).
 func TestGeneratorMixedPrecision(t *testing.T) {
 	cfg := GeneratorConfig{Nz: 3, Layers: []ConvTLayer{{4, 4, 1, 0}, {3, 3, 2, 1}, {2, 4, 2, 1}}}
-	for _, impl := range []ConvTImpl{ConvTGather, ConvTNative} {
+	for _, impl := range []ConvTImpl{ConvTGather, ConvTShift, ConvTNative} {
 		t.Run(string(impl), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(6, 7))
 			z := testutil.RandomArray(rng, 1, 2, cfg.Nz)

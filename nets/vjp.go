@@ -19,7 +19,9 @@ import (
 var nodeVJPs sync.Map // weak.Pointer[Node] -> VJP
 
 // overriddenTypes are the node types whose registered VJP consults nodeVJPs.
-var overriddenTypes = []NodeType{NodeTypeDotGeneral, NodeTypeConvGeneral}
+// Slice and Concatenate are here because GoMLX differentiates a Slice with
+// Pad, which SimpleGo lacks (see sliceAxes).
+var overriddenTypes = []NodeType{NodeTypeDotGeneral, NodeTypeConvGeneral, NodeTypeSlice, NodeTypeConcatenate}
 
 // init wraps the library gradients once, before any graph can be
 // differentiated concurrently: nodes without an entry keep the library's
