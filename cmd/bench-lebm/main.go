@@ -90,8 +90,8 @@ func run(args []string, w io.Writer) error {
 	}
 	defer b.Finalize()
 	emit("Command: `bench-lebm %s` — backend %s (%s), %s.\n\n", strings.Join(args, " "), b.Name(), choice.Reason, time.Now().UTC().Format("2006-01-02"))
-	emit("| shape | method | s / training iteration (batch -batch) | s first iteration (compiles) | GFLOP / iteration | %s | s / prior update alone (batch -prior-batch) | prior update ÷ CD's |\n|---|---|---|---|---|%s---|---|\n",
-		rate.header, rate.rule)
+	emit("| shape | method | s / training iteration (batch %d) | s first iteration (compiles) | GFLOP / iteration | %s | s / prior update alone (batch %d) | prior update ÷ CD's |\n|---|---|---|---|---|%s---|---|\n",
+		*batch, rate.header, *priorBatch, rate.rule)
 	type row struct{ full, first, prior, flops float64 }
 	var samplers strings.Builder
 	for _, shape := range strings.Split(*shapes, ",") {
@@ -124,7 +124,7 @@ func run(args []string, w io.Writer) error {
 		}
 	}
 	if *sampling {
-		emit("\n| shape | s / generation (500 prior Langevin steps of 0.2 + G, batch %d) | %s | s / test posterior (100 Langevin steps of 0.1, batch %d) | %s |\n|---|---|%s---|%s\n%s",
+		emit("\n| shape | s / generation (500 prior Langevin steps of 0.2 + G, batch %d) | s first generation (compiles) | %s | s / test posterior (100 Langevin steps of 0.1, batch %d) | s first posterior (compiles) | %s |\n|---|---|---|%s---|---|%s\n%s",
 			*genBatch, rate.header, *batch, rate.header, rate.rule, rate.rule, samplers.String())
 	}
 	return writeTable(*out, table.String())
@@ -193,18 +193,18 @@ func measureSamplers(b backends.Backend, shape, computeDType string, batch, genB
 	if err != nil {
 		return "", err
 	}
-	gen, err := timed(iters, func() error { _, err := model.Generate(genBatch); return err })
+	gen, genFirst, err := timedWithFirst(iters, func() error { _, err := model.Generate(genBatch); return err })
 	if err != nil {
 		return "", err
 	}
 	images := randomImages(cfg, batch)
-	post, err := timed(iters, func() error { _, err := model.PosteriorSample(images); return err })
+	post, postFirst, err := timedWithFirst(iters, func() error { _, err := model.PosteriorSample(images); return err })
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("| %s | %.4f | %s | %.4f | %s |\n", shape,
-		gen, rate.cells(cfg.GenerationFLOPs(genBatch, cfg.GenerationLangevin), gen),
-		post, rate.cells(cfg.PosteriorFLOPs(batch, cfg.TestPosteriorLangevin), post)), nil
+	return fmt.Sprintf("| %s | %.4f | %.1f | %s | %.4f | %.1f | %s |\n", shape,
+		gen, genFirst, rate.cells(cfg.GenerationFLOPs(genBatch, cfg.GenerationLangevin), gen),
+		post, postFirst, rate.cells(cfg.PosteriorFLOPs(batch, cfg.TestPosteriorLangevin), post)), nil
 }
 
 // shapeConfig is the shape's default configuration with the method and
