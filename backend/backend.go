@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 
+	"github.com/gomlx/go-xla/pkg/pjrt"
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego" // SimpleGo, always available.
 	"github.com/gomlx/gomlx/backends/xla"
@@ -52,6 +55,13 @@ type Choice struct {
 	Reason string
 	// EmulateTF32 asks Open to wrap the backend in EmulateTF32.
 	EmulateTF32 bool
+	// CPUDevices is the number of devices Open asks the XLA CPU plugin for
+	// (0 for other backends). The plugin runs one compute thread per device,
+	// so it defaults to the cores this process may use (runtime.NumCPU):
+	// the plugin's own default, 4 devices, oversubscribes smaller machines
+	// and cores pinned with taskset (docs/xla.md). The option "devices=N"
+	// after "cpu" sets it.
+	CPUDevices int
 }
 
 // TF32Products reports whether the chosen backend computes float32 matrix
@@ -63,13 +73,56 @@ func (c Choice) TF32Products() bool { return c.EmulateTF32 || c.CUDA() }
 
 // CUDA reports whether the chosen backend is XLA on a CUDA plugin (one
 // whose name or file name says cuda): an NVIDIA GPU.
-func (c Choice) CUDA() bool {
-	plugin, ok := strings.CutPrefix(c.Config, "xla:")
+func (c Choice) CUDA() bool { return xlaPluginNameHas(c.Config, "cuda") }
+
+// xlaPluginNameHas reports whether config is XLA on a plugin whose name or
+// file name contains word.
+func xlaPluginNameHas(config, word string) bool {
+	plugin, ok := strings.CutPrefix(config, "xla:")
 	if !ok {
 		return false
 	}
 	plugin, _, _ = strings.Cut(plugin, ",")
-	return strings.Contains(strings.ToLower(filepath.Base(plugin)), "cuda")
+	return strings.Contains(strings.ToLower(filepath.Base(plugin)), word)
+}
+
+// devicesOption is the backend option that sets Choice.CPUDevices.
+const devicesOption = "devices="
+
+// withCPUDevices sets c.CPUDevices for an XLA CPU choice: from a
+// "devices=N" option in c.Config, which it removes (GoMLX does not know
+// it), else runtime.NumCPU(). Other choices must not carry the option.
+func withCPUDevices(c Choice, request string) (Choice, error) {
+	head, rest, _ := strings.Cut(c.Config, ",")
+	var kept []string
+	devices := 0
+	for _, option := range strings.Split(rest, ",") {
+		value, ok := strings.CutPrefix(option, devicesOption)
+		if !ok {
+			if option != "" {
+				kept = append(kept, option)
+			}
+			continue
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			return Choice{}, fmt.Errorf("backend %q: option %q: want %sN with N a whole number ≥ 1", request, option, devicesOption)
+		}
+		devices = n
+	}
+	if !xlaPluginNameHas(head, "cpu") {
+		if devices > 0 {
+			return Choice{}, fmt.Errorf("backend %q: option %s%d applies to the XLA CPU plugin only", request, devicesOption, devices)
+		}
+		return c, nil
+	}
+	c.Config = strings.Join(append([]string{head}, kept...), ",")
+	if devices == 0 {
+		devices = runtime.NumCPU()
+	}
+	c.CPUDevices = devices
+	c.Reason += fmt.Sprintf("; %d CPU device(s), one XLA compute thread each", devices)
+	return c, nil
 }
 
 // FlagUsage is the usage line of the commands' -backend flag.
@@ -91,8 +144,18 @@ const FlagUsage = "GoMLX backend: auto (XLA on a CUDA plugin, else XLA CPU, else
 //
 // Plugins found are named by absolute path, so the configuration printed is
 // the file loaded. XLA requests may end in GoMLX's plugin options after
-// commas: "cuda,tf32" asks for TF32 float32 dot products explicitly.
+// commas: "cuda,tf32" asks for TF32 float32 dot products explicitly. On
+// the XLA CPU plugin, "devices=N" sets Choice.CPUDevices ("cpu,devices=4").
 func Resolve(request string) (Choice, error) {
+	choice, err := resolve(request)
+	if err != nil {
+		return choice, err
+	}
+	return withCPUDevices(choice, request)
+}
+
+// resolve is Resolve before the XLA CPU device count is settled.
+func resolve(request string) (Choice, error) {
 	name, options, _ := strings.Cut(request, ",")
 	if options != "" {
 		options = "," + options
@@ -153,7 +216,13 @@ func Open(request string) (backends.Backend, Choice, error) {
 		return nil, choice, err
 	}
 	xla.EnableAutoInstall(false)
-	b, err := backends.NewWithConfig(choice.Config)
+	var b backends.Backend
+	if choice.CPUDevices > 0 {
+		b, err = xla.NewWithOptions(strings.TrimPrefix(choice.Config, "xla:"),
+			pjrt.NamedValuesMap{"cpu_device_count": int64(choice.CPUDevices)})
+	} else {
+		b, err = backends.NewWithConfig(choice.Config)
+	}
 	if err != nil {
 		return nil, choice, fmt.Errorf("opening backend %q (%s): %w", choice.Config, choice.Reason, err)
 	}

@@ -3,6 +3,7 @@ package backend
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -94,6 +95,7 @@ func TestResolve(t *testing.T) {
 		plugins    []string // fake plugins installed (keys of fakePlugins)
 		wantConfig string   // with {key} placeholders
 		wantTF32   bool     // Choice.EmulateTF32
+		devices    int      // Choice.CPUDevices; -1: runtime.NumCPU()
 		wantReason []string // substrings of Choice.Reason
 		wantErr    []string // substrings of the error
 	}{
@@ -104,13 +106,13 @@ func TestResolve(t *testing.T) {
 		{name: "empty request is auto", request: "", wantConfig: SimpleGo, wantReason: []string{"using SimpleGo"}},
 		{name: "auto prefers CUDA to XLA CPU", request: "auto", plugins: []string{"cuda", "cpu"}, wantConfig: "xla:{cuda}",
 			wantReason: []string{"CUDA PJRT plugin found at {cuda}"}},
-		{name: "auto takes XLA CPU without CUDA", request: "auto", plugins: []string{"cpu"}, wantConfig: "xla:{cpu}",
+		{name: "auto takes XLA CPU without CUDA", request: "auto", plugins: []string{"cpu"}, wantConfig: "xla:{cpu}", devices: -1,
 			wantReason: []string{"XLA CPU PJRT plugin found at {cpu}, and no CUDA PJRT plugin (looked for " + cudaDirs}},
-		{name: "auto finds XLA CPU in the home folder", request: "auto", plugins: []string{"cpu-home"}, wantConfig: "xla:{cpu-home}"},
-		{name: "auto finds XLA CPU in the system folder", request: "auto", plugins: []string{"cpu-system"}, wantConfig: "xla:{cpu-system}"},
+		{name: "auto finds XLA CPU in the home folder", request: "auto", plugins: []string{"cpu-home"}, wantConfig: "xla:{cpu-home}", devices: -1},
+		{name: "auto finds XLA CPU in the system folder", request: "auto", plugins: []string{"cpu-system"}, wantConfig: "xla:{cpu-system}", devices: -1},
 		{name: "auto with CUDA in a virtualenv", request: "auto", plugins: []string{"cuda-opt-dot", "cpu"}, wantConfig: "xla:{cuda-opt-dot}"},
 		{name: "auto passes XLA options to CUDA", request: "auto,tf32", plugins: []string{"cuda"}, wantConfig: "xla:{cuda},tf32"},
-		{name: "auto passes XLA options to XLA CPU", request: "auto,opt", plugins: []string{"cpu"}, wantConfig: "xla:{cpu},opt"},
+		{name: "auto passes XLA options to XLA CPU", request: "auto,opt", plugins: []string{"cpu"}, wantConfig: "xla:{cpu},opt", devices: -1},
 		{name: "auto refuses XLA options for SimpleGo", request: "auto,tf32",
 			wantErr: []string{`backend "auto,tf32"`, `options "tf32" apply to XLA backends only`}},
 		{name: "environment overrides auto", request: "auto", env: "xla:cuda", plugins: []string{"cuda", "cpu"}, wantConfig: "xla:cuda",
@@ -120,15 +122,15 @@ func TestResolve(t *testing.T) {
 		{name: "SimpleGo takes no XLA options", request: "go,tf32", wantErr: []string{`options "tf32" apply to XLA backends only`}},
 		{name: "SimpleGo with TF32 emulated", request: "go-tf32", plugins: []string{"cuda", "cpu"}, wantConfig: SimpleGo, wantTF32: true},
 		{name: "cpu-tf32 is go-tf32", request: "cpu-tf32", plugins: []string{"cpu"}, wantConfig: SimpleGo, wantTF32: true},
-		{name: "cpu is XLA CPU", request: "cpu", plugins: []string{"cuda", "cpu"}, wantConfig: "xla:{cpu}",
+		{name: "cpu is XLA CPU", request: "cpu", plugins: []string{"cuda", "cpu"}, wantConfig: "xla:{cpu}", devices: -1,
 			wantReason: []string{"XLA CPU requested", "{cpu}"}},
-		{name: "xla:cpu is XLA CPU by path", request: "xla:cpu", plugins: []string{"cpu-home"}, wantConfig: "xla:{cpu-home}"},
-		{name: "XLA:CPU in capitals", request: "XLA:CPU", plugins: []string{"cpu-home"}, wantConfig: "xla:{cpu-home}"},
-		{name: "cpu with options", request: "cpu,opt", plugins: []string{"cpu"}, wantConfig: "xla:{cpu},opt"},
-		{name: "cpu takes $PJRT_PLUGIN_LIBRARY_PATH first", request: "cpu", plugins: []string{"cpu", "cpu-home", "cpu-system"}, wantConfig: "xla:{cpu}"},
-		{name: "cpu takes the home folder before the system's", request: "cpu", plugins: []string{"cpu-home", "cpu-system"}, wantConfig: "xla:{cpu-home}"},
-		{name: "cpu takes go-xla's first name first", request: "cpu", plugins: []string{"cpu-dash", "cpu-home"}, wantConfig: "xla:{cpu-home}"},
-		{name: "cpu under pjrt-plugin-cpu.so", request: "cpu", plugins: []string{"cpu-dash"}, wantConfig: "xla:{cpu-dash}"},
+		{name: "xla:cpu is XLA CPU by path", request: "xla:cpu", plugins: []string{"cpu-home"}, wantConfig: "xla:{cpu-home}", devices: -1},
+		{name: "XLA:CPU in capitals", request: "XLA:CPU", plugins: []string{"cpu-home"}, wantConfig: "xla:{cpu-home}", devices: -1},
+		{name: "cpu with options", request: "cpu,opt", plugins: []string{"cpu"}, wantConfig: "xla:{cpu},opt", devices: -1},
+		{name: "cpu takes $PJRT_PLUGIN_LIBRARY_PATH first", request: "cpu", plugins: []string{"cpu", "cpu-home", "cpu-system"}, wantConfig: "xla:{cpu}", devices: -1},
+		{name: "cpu takes the home folder before the system's", request: "cpu", plugins: []string{"cpu-home", "cpu-system"}, wantConfig: "xla:{cpu-home}", devices: -1},
+		{name: "cpu takes go-xla's first name first", request: "cpu", plugins: []string{"cpu-dash", "cpu-home"}, wantConfig: "xla:{cpu-home}", devices: -1},
+		{name: "cpu under pjrt-plugin-cpu.so", request: "cpu", plugins: []string{"cpu-dash"}, wantConfig: "xla:{cpu-dash}", devices: -1},
 		{name: "cpu without the plugin is an error", request: "cpu", plugins: []string{"cuda"}, wantErr: []string{
 			`backend "cpu": no XLA CPU PJRT plugin found`, CPUPluginName, "pjrt-plugin-cpu.so", "{pjrt}", "{home}/.local/lib/go-xla", "{root}/usr/local/lib/go-xla",
 			"install it with go run ./cmd/install-pjrt -cpu"}},
@@ -143,9 +145,20 @@ func TestResolve(t *testing.T) {
 			"{venv}/lib/python3*/site-packages", "{root}/opt/*/venv/lib/python3*/site-packages", "{home}/.local/lib/python3*/site-packages",
 			"{root}/usr/local/lib/python3*/dist-packages", "{root}/usr/lib/python3/dist-packages", "install-pjrt -cuda"}},
 		{name: "missing absolute plugin path", request: "xla:/no/such/plugin.so", wantErr: []string{"/no/such/plugin.so"}},
-		{name: "absolute plugin path with options", request: "xla:{cpu},tf32", plugins: []string{"cpu"}, wantConfig: "xla:{cpu},tf32",
+		{name: "absolute plugin path with options", request: "xla:{cpu},tf32", plugins: []string{"cpu"}, wantConfig: "xla:{cpu},tf32", devices: -1,
 			wantReason: []string{"requested"}},
 		{name: "other configs pass through", request: "xla:tpu", wantConfig: "xla:tpu"},
+		{name: "XLA CPU gets a device per core", request: "cpu", plugins: []string{"cpu"}, wantConfig: "xla:{cpu}", devices: -1,
+			wantReason: []string{"CPU device(s), one XLA compute thread each"}},
+		{name: "auto on XLA CPU gets a device per core", request: "auto", plugins: []string{"cpu-system"}, wantConfig: "xla:{cpu-system}", devices: -1},
+		{name: "devices option sets the XLA CPU devices", request: "cpu,devices=3", plugins: []string{"cpu"}, wantConfig: "xla:{cpu}", devices: 3,
+			wantReason: []string{"; 3 CPU device(s)"}},
+		{name: "devices option among others", request: "auto,opt,devices=2,more", plugins: []string{"cpu"}, wantConfig: "xla:{cpu},opt,more", devices: 2},
+		{name: "devices option on a plugin path", request: "xla:{cpu-home},devices=5", plugins: []string{"cpu-home"}, wantConfig: "xla:{cpu-home}", devices: 5},
+		{name: "devices=0 is an error", request: "cpu,devices=0", plugins: []string{"cpu"}, wantErr: []string{`option "devices=0"`, "whole number ≥ 1"}},
+		{name: "devices must be a number", request: "cpu,devices=many", plugins: []string{"cpu"}, wantErr: []string{`option "devices=many"`}},
+		{name: "devices is for XLA CPU only", request: "cuda,devices=2", plugins: []string{"cuda"}, wantErr: []string{"devices=2 applies to the XLA CPU plugin only"}},
+		{name: "CUDA has no CPU devices", request: "auto", plugins: []string{"cuda", "cpu"}, wantConfig: "xla:{cuda}"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -168,8 +181,12 @@ func TestResolve(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Resolve(%q): %v", request, err)
 			}
-			if want := tree.expand(t, c.wantConfig); got.Config != want || got.Reason == "" || got.EmulateTF32 != c.wantTF32 {
-				t.Errorf("Resolve(%q) = %+v, want config %q with a reason, EmulateTF32 %v", request, got, want, c.wantTF32)
+			devices := c.devices
+			if devices < 0 {
+				devices = runtime.NumCPU()
+			}
+			if want := tree.expand(t, c.wantConfig); got.Config != want || got.Reason == "" || got.EmulateTF32 != c.wantTF32 || got.CPUDevices != devices {
+				t.Errorf("Resolve(%q) = %+v, want config %q with a reason, EmulateTF32 %v, CPUDevices %d", request, got, want, c.wantTF32, devices)
 			}
 			for _, want := range c.wantReason {
 				if want = tree.expand(t, want); !strings.Contains(got.Reason, want) {
@@ -228,5 +245,27 @@ func TestOpenSimpleGo(t *testing.T) {
 	defer b.Finalize()
 	if choice.Config != SimpleGo || !strings.Contains(choice.Reason, "SimpleGo") {
 		t.Errorf("choice = %+v, want SimpleGo with a reason saying so", choice)
+	}
+}
+
+// TestOpenXLACPUDevices opens the installed XLA CPU plugin (scripts/test.sh
+// installs it) and checks that it presents the devices asked for: the
+// plugin's own default is 4 whatever the machine.
+func TestOpenXLACPUDevices(t *testing.T) {
+	if _, ok := FindCPUPlugin(); !ok {
+		t.Fatalf("no XLA CPU PJRT plugin installed (looked for %s); install it with %s", cpuLookedFor(), InstallCPUCommand)
+	}
+	for _, c := range []struct {
+		request string
+		want    int
+	}{{"cpu", runtime.NumCPU()}, {"cpu,devices=3", 3}} {
+		b, choice, err := Open(c.request)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", c.request, err)
+		}
+		if got := b.NumDevices(); got != c.want || choice.CPUDevices != c.want {
+			t.Errorf("Open(%q): %d devices, choice.CPUDevices %d; want %d", c.request, got, choice.CPUDevices, c.want)
+		}
+		b.Finalize()
 	}
 }
