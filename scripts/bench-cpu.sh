@@ -8,17 +8,19 @@
 #   pytorch      scripts/lebm_bench.py, Debian's PyTorch with OpenBLAS
 #   jax          scripts/lebm_bench_jax.py on XLA CPU
 #
-# all pinned to the same cores (taskset -c $CORES, default one core: 0) and
-# run in interleaved rounds, so that the machine's drift hits each alike.
+# all pinned to the same cores (taskset -c $CORES, default one core: 0), as
+# many threads as cores, and run in interleaved rounds, so that the
+# machine's drift hits each alike.
 # Each process compiles anew (go-xla and jax report that time as well).
 # Writes the median and range over the rounds of each implementation's
 # seconds per iteration, and the ratios to PyTorch and JAX, to OUT (default
-# docs/results/cpu-speed.md); the raw rows go beside it (.tsv).
+# docs/results/cpu-speed.md; scripts/bench_table.py); the raw rows go
+# beside it (.tsv).
 #
 #   scripts/bench-cpu.sh [OUT]
 #
-# Environment: ROUNDS (3), CORES (0), ITERS (5 timed iterations per run),
-# SIMPLEGO_ITERS (2), SHAPES ("mnist:64 svhn:16"), TORCH_PYTHON
+# Environment: ROUNDS (3), CORES (0; e.g. 0,1), ITERS (5 timed iterations
+# per run), SIMPLEGO_ITERS (2; 0 leaves SimpleGo out), SHAPES ("mnist:64 svhn:16"), TORCH_PYTHON
 # (/usr/bin/python3), JAX_PYTHON (/opt/jaxenv/bin/python; a Python with jax,
 # e.g. `python3 -m venv /opt/jaxenv && /opt/jaxenv/bin/pip install jax`).
 set -euo pipefail
@@ -26,6 +28,7 @@ cd "$(dirname "$0")/.."
 out=${1:-docs/results/cpu-speed.md}
 rounds=${ROUNDS:-3}
 cores=${CORES:-0}
+threads=$(taskset -c "$cores" nproc)
 iters=${ITERS:-5}
 simplego_iters=${SIMPLEGO_ITERS:-2}
 shapes=${SHAPES:-mnist:64 svhn:16}
@@ -54,38 +57,12 @@ for round in $(seq "$rounds"); do
     shape=${sb%%:*} batch=${sb##*:}
     echo "round $round: $shape, batch $batch" >&2
     run go-xla "$shape" "$batch" 3 4 bin/bench-lebm -backend cpu -shapes "$shape" -batch "$batch" -iters "$iters" -prior-iters 0 -sampling=false
-    run go-simplego "$shape" "$batch" 3 0 bin/bench-lebm -backend go -shapes "$shape" -batch "$batch" -iters "$simplego_iters" -prior-iters 0 -sampling=false
-    run pytorch "$shape" "$batch" 3 0 env OMP_NUM_THREADS=1 "$torch_py" scripts/lebm_bench.py --device cpu --threads 1 --shapes "$shape" --batch "$batch" --iters "$iters" --prior-iters 0 --no-sampling
-    run jax "$shape" "$batch" 3 7 "$jax_py" scripts/lebm_bench_jax.py --threads 1 --shapes "$shape" --batch "$batch" --iters "$iters" --prior-iters 0 --no-sampling
+    [ "$simplego_iters" -eq 0 ] || run go-simplego "$shape" "$batch" 3 0 bin/bench-lebm -backend go -shapes "$shape" -batch "$batch" -iters "$simplego_iters" -prior-iters 0 -sampling=false
+    run pytorch "$shape" "$batch" 3 0 env OMP_NUM_THREADS="$threads" "$torch_py" scripts/lebm_bench.py --device cpu --threads "$threads" --shapes "$shape" --batch "$batch" --iters "$iters" --prior-iters 0 --no-sampling
+    run jax "$shape" "$batch" 3 7 "$jax_py" scripts/lebm_bench_jax.py --threads "$threads" --shapes "$shape" --batch "$batch" --iters "$iters" --prior-iters 0 --no-sampling
   done
 done
 
-python3 - "$raw" "$out" "$rounds" "$cores" <<'EOF'
-import csv, statistics, subprocess, sys, datetime
-raw, out, rounds, cores = sys.argv[1:5]
-rows = list(csv.DictReader(open(raw), delimiter="\t"))
-impls = ["go-xla", "go-simplego", "pytorch", "jax"]
-cell = {}
-for r in rows:
-    cell.setdefault((r["shape"], r["batch"], r["method"], r["impl"]), []).append(r)
-def med(xs): return statistics.median(xs) if xs else float("nan")
-lines = [f"# LEBM training iteration on the CPU: Go (XLA CPU, SimpleGo), PyTorch, JAX\n",
-         f"Command: `scripts/bench-cpu.sh` — {rounds} interleaved rounds, every implementation pinned to "
-         f"cores {cores} (taskset), {datetime.date.today()}; "
-         f"{subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} cores on the machine. "
-         "Seconds per iteration: median over rounds (min … max); each round's value is one process's mean "
-         "(Go) or median (PyTorch, JAX) over its timed iterations after a warm-up. Compile: the first "
-         "iteration's seconds (go-xla) or jit compile time (jax), median over rounds.\n",
-         "| shape (batch) | method | Go XLA CPU | Go SimpleGo | PyTorch | JAX XLA CPU | Go XLA ÷ PyTorch speed | Go XLA time ÷ JAX | compile Go XLA / JAX s |",
-         "|---|---|---|---|---|---|---|---|---|"]
-for shape, batch in dict.fromkeys((r["shape"], r["batch"]) for r in rows):
-    for method in ["ed", "cd", "sm"]:
-        s = {i: [float(r["s_per_iter"]) for r in cell.get((shape, batch, method, i), [])] for i in impls}
-        c = {i: [float(r["compile_s"]) for r in cell.get((shape, batch, method, i), []) if r["compile_s"]] for i in impls}
-        fmt = lambda xs: f"{med(xs):.3f} ({min(xs):.3f} … {max(xs):.3f})" if xs else "–"
-        lines.append(f"| {shape} ({batch}) | {method} | " + " | ".join(fmt(s[i]) for i in impls) +
-                     f" | {med(s['pytorch']) / med(s['go-xla']):.2f}× | {med(s['go-xla']) / med(s['jax']):.2f} | "
-                     f"{med(c['go-xla']):.1f} / {med(c['jax']):.1f} |")
-open(out, "w").write("\n".join(lines) + "\n")
-print("\n".join(lines))
-EOF
+python3 scripts/bench_table.py "$raw" "$out" \
+  --title "LEBM training iteration on the CPU: Go (XLA CPU, SimpleGo), PyTorch, JAX" \
+  --note "Command: \`CORES=$cores scripts/bench-cpu.sh\` — $rounds interleaved rounds, every implementation pinned to cores $cores (taskset) with $threads thread(s) (Go on XLA CPU: one device per core, backend.Choice.CPUDevices), $(date -u +%Y-%m-%d); $(nproc) cores on the machine. Seconds per iteration: median over rounds (min … max); each round's value is one process's mean (Go) or median (PyTorch, JAX) over its timed iterations after a warm-up. Compile: the first iteration's seconds (go-xla) or jit compile time (jax), median over rounds."

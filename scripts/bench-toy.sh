@@ -1,43 +1,76 @@
 #!/usr/bin/env bash
-# Side-by-side training speed of the 2-D density experiments: this project
-# (go test -bench on SimpleGo) and scripts/toy_bench.py (Debian's PyTorch on
-# CPU, with OpenBLAS), same sizes, same machine, one run. Writes a Markdown
-# table to docs/results/toy-speed.md (or the file given as $1).
+# Training speed of the 2-D density experiments side by side: one step of
+# ED, SM and CD on 25-Gaussians (the paper's 2→128⁴→1 softplus MLP, batch
+# 128, Adam and the parameter average), by
+#
+#   go-xla       density's BenchmarkTrainStep on XLA CPU (xla-cpu-pjrt)
+#   go-simplego  the same benchmark on SimpleGo
+#   pytorch      scripts/toy_bench.py, Debian's PyTorch with OpenBLAS
+#   jax          scripts/toy_bench_jax.py on XLA CPU
+#
+# all pinned to the same cores (taskset -c $CORES, default one core: 0), as
+# many threads as cores, in interleaved rounds. Writes the median and range
+# of each implementation's milliseconds per step to OUT (default
+# docs/results/toy-speed.md; scripts/bench_table.py), raw rows beside it.
+#
+#   scripts/bench-toy.sh [OUT]
+#
+# Environment: ROUNDS (3), CORES (0; e.g. 0,1), STEPS (300 timed steps per
+# run), SIMPLEGO_STEPS (30; 0 leaves SimpleGo out), TORCH_PYTHON
+# (/usr/bin/python3), JAX_PYTHON (/opt/jaxenv/bin/python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/results/toy-speed.md}
-threads=${THREADS:-1}
+rounds=${ROUNDS:-3}
+cores=${CORES:-0}
+threads=$(taskset -c "$cores" nproc)
+steps=${STEPS:-300}
+simplego_steps=${SIMPLEGO_STEPS:-30}
+torch_py=${TORCH_PYTHON:-/usr/bin/python3}
+jax_py=${JAX_PYTHON:-/opt/jaxenv/bin/python}
 
-if ! /usr/bin/python3 -c 'import torch' 2>/dev/null || ! ls /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1; then
+if ! "$torch_py" -c 'import torch' 2>/dev/null || ! ls /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch libopenblas0-pthread
 fi
 
-go_out=$(go test -run '^$' -bench 'BenchmarkTrainStep' -benchtime 300x ./density/)
-py_out=$(OMP_NUM_THREADS=$threads /usr/bin/python3 scripts/toy_bench.py --method all --steps 1000 --warmup 50 --threads "$threads" --json)
+mkdir -p bin
+go test -c -o bin/density.test ./density
+raw=${out%.md}.tsv
+printf 'round\timpl\tshape\tbatch\tmethod\ts_per_iter\tcompile_s\n' >"$raw"
 
-{
-  echo "# Toy training speed: Go (SimpleGo) vs PyTorch (CPU)"
-  echo
-  echo "Command: \`scripts/bench-toy.sh\` on $(nproc) cores, $(date -u +%Y-%m-%d). PyTorch threads: $threads."
-  echo
-  echo "| method | Go steps/s | PyTorch steps/s | Go / PyTorch |"
-  echo "|---|---|---|---|"
-  for m in ed sm cd; do
-    g=$(echo "$go_out" | awk -v m="$m" '$1 ~ "BenchmarkTrainStep/"m"(-|$)" {for(i=1;i<=NF;i++) if($(i+1)=="steps/s") print $i}')
-    p=$(echo "$py_out" | /usr/bin/python3 -c "import sys,json
-for l in sys.stdin:
-    d=json.loads(l)
-    if d['method']=='$m': print('%.1f'%d['steps_per_sec'])")
-    r=$(/usr/bin/python3 -c "print('%.2f'%($g/$p))")
-    echo "| $m | $g | $p | $r |"
-  done
-  echo
-  echo "PyTorch: $(echo "$py_out" | head -1 | /usr/bin/python3 -c "import sys,json; d=json.loads(sys.stdin.read()); print('torch', d['torch'], 'BLAS', d.get('blas'))")"
-  echo
-  echo '```'
-  echo "$go_out"
-  echo "$py_out"
-  echo '```'
-} > "$out"
-cat "$out"
+# go_bench IMPL BACKEND STEPS: the Go benchmark's rows (ns/op → s).
+go_bench() {
+  local impl=$1 backend=$2 n=$3
+  (cd density && EDLEBM_TEST_BACKEND=$backend taskset -c "$cores" ../bin/density.test \
+    -test.run '^$' -test.bench BenchmarkTrainStep -test.benchtime "${n}x") |
+    awk -v r="$round" -v i="$impl" '$1 ~ /^BenchmarkTrainStep\// {
+      split($1, name, "/"); sub(/-[0-9]+$/, "", name[2])
+      printf "%s\t%s\t25gaussians\t128\t%s\t%.9f\t\n", r, i, name[2], $3 / 1e9 }' >>"$raw"
+}
+
+# py_bench IMPL CMD...: the JSON lines of toy_bench.py or toy_bench_jax.py.
+py_bench() {
+  local impl=$1
+  shift
+  taskset -c "$cores" "$@" --method all --steps "$((steps * 3))" --warmup 50 --threads "$threads" --json |
+    "$torch_py" -c '
+import json, sys
+r, impl = sys.argv[1:3]
+for line in sys.stdin:
+    d = json.loads(line)
+    print("\t".join([r, impl, "25gaussians", "128", d["method"], "%.9f" % (1 / d["steps_per_sec"]), str(d.get("compile_s", ""))]))
+' "$round" "$impl" >>"$raw"
+}
+
+for round in $(seq "$rounds"); do
+  echo "round $round" >&2
+  go_bench go-xla cpu "$steps"
+  [ "$simplego_steps" -eq 0 ] || go_bench go-simplego go "$simplego_steps"
+  py_bench pytorch env OMP_NUM_THREADS="$threads" "$torch_py" scripts/toy_bench.py
+  py_bench jax "$jax_py" scripts/toy_bench_jax.py
+done
+
+python3 scripts/bench_table.py "$raw" "$out" --unit ms \
+  --title "Toy training step (25-Gaussians energy MLP): Go (XLA CPU, SimpleGo), PyTorch, JAX" \
+  --note "Command: \`CORES=$cores scripts/bench-toy.sh\` — $rounds interleaved rounds, every implementation pinned to cores $cores (taskset) with $threads thread(s) (Go on XLA CPU: one device per core), $(date -u +%Y-%m-%d); $(nproc) cores on the machine. Milliseconds per step (batch drawn, loss, gradient, Adam, parameter average): median over rounds (min … max); Go: go test -bench's mean over $steps steps after 20 warm-up steps ($simplego_steps on SimpleGo); PyTorch and JAX: mean over $((steps * 3)) steps after 50. Compile: JAX's jit compile seconds (Go's benchmark compiles in its warm-up)."
