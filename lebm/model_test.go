@@ -1,6 +1,7 @@
 package lebm
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -233,6 +234,72 @@ func TestSaveAndLoadResumeTraining(t *testing.T) {
 	if _, err := Load(testBackend(), filepath.Join(dir, "missing")); err == nil {
 		t.Errorf("loading from a missing directory returned no error")
 	}
+}
+
+// TestResumeEqualsUninterruptedTraining trains 2 steps, ends an epoch,
+// trains 1 more, saves, loads and trains 3 more, and compares with 6 steps
+// of one model: every step's metrics after the load and, at the end, every
+// variable — parameters, both Adams' moments and step counts, the epoch,
+// the global step and the random generator's state — must be identical.
+func TestResumeEqualsUninterruptedTraining(t *testing.T) {
+	for _, method := range []string{MethodED, MethodCD} {
+		t.Run(method, func(t *testing.T) {
+			cfg := tinyConfig(t)
+			cfg.Method, cfg.LRDecay = method, 0.5
+			x := imagesTensor(cfg, structuredImages())
+			firstPart := func(m *Model) {
+				trainStep(t, m, x)
+				trainStep(t, m, x)
+				if err := m.EndEpoch(); err != nil {
+					t.Fatal(err)
+				}
+				trainStep(t, m, x)
+			}
+			resumed := newModel(t, cfg)
+			firstPart(resumed)
+			dir := filepath.Join(t.TempDir(), "model")
+			if err := resumed.Save(dir); err != nil {
+				t.Fatal(err)
+			}
+			resumed, err := Load(testBackend(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			straight := newModel(t, cfg)
+			firstPart(straight)
+			for i := range 3 {
+				if got, want := trainStep(t, resumed, x), trainStep(t, straight, x); got != want {
+					t.Fatalf("step %d after loading: metrics %+v, uninterrupted %+v", i+1, got, want)
+				}
+			}
+			got, want := allVariables(t, resumed), allVariables(t, straight)
+			if len(got) != len(want) {
+				t.Errorf("resumed model has %d variables, uninterrupted %d", len(got), len(want))
+			}
+			for name, w := range want {
+				if g, ok := got[name]; !ok {
+					t.Errorf("variable %s missing after resuming", name)
+				} else if g != w {
+					t.Errorf("variable %s after resuming = %.80s…, uninterrupted %.80s…", name, g, w)
+				}
+			}
+		})
+	}
+}
+
+// allVariables is every variable of m's context, printed exactly, by
+// scope-qualified name.
+func allVariables(t *testing.T, m *Model) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for v := range m.Context().IterVariables() {
+		value, err := v.Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[v.ScopeAndName()] = fmt.Sprint(value.Value())
+	}
+	return out
 }
 
 func TestSamplingShapes(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/losses"
 )
 
 func TestChainBlocks(t *testing.T) {
@@ -32,8 +34,11 @@ func TestBlockedChainsMatchTheUnrolledChain(t *testing.T) {
 	for _, steps := range []int{ChainBlock + 3} {
 		t.Run(fmt.Sprintf("%d steps", steps), func(t *testing.T) {
 			cfg := tinyConfig(t)
-			cfg.TestPosteriorLangevin.Steps = steps
-			cfg.GenerationLangevin.Steps = steps
+			// Lengths and step sizes unlike the training chains' (5 steps
+			// of 0.1 and of 0.4), so that a sampler running a training
+			// chain instead fails.
+			cfg.TestPosteriorLangevin = losses.LangevinConfig{Steps: steps, StepSize: 0.07}
+			cfg.GenerationLangevin = losses.LangevinConfig{Steps: steps, StepSize: 0.13}
 			m := newModel(t, cfg)
 			x := imagesTensor(cfg, structuredImages())
 			const n = 3
@@ -45,6 +50,10 @@ func TestBlockedChainsMatchTheUnrolledChain(t *testing.T) {
 				{"posterior", func() (*tensors.Tensor, error) { return m.PosteriorSample(x) }, func(ctx *context.Context, x *Node) *Node {
 					z0 := BaseSample(ctx, cfg, x.Graph(), testBatch)
 					return PosteriorSample(ctx, cfg, x, z0, cfg.TestPosteriorLangevin)
+				}},
+				{"reconstruction", func() (*tensors.Tensor, error) { return m.Reconstruct(x) }, func(ctx *context.Context, x *Node) *Node {
+					z0 := BaseSample(ctx, cfg, x.Graph(), testBatch)
+					return Decode(ctx, cfg, PosteriorSample(ctx, cfg, x, z0, cfg.TestPosteriorLangevin))
 				}},
 				{"anomaly score", func() (*tensors.Tensor, error) { return m.AnomalyScore(x) }, func(ctx *context.Context, x *Node) *Node {
 					z0 := BaseSample(ctx, cfg, x.Graph(), testBatch)
