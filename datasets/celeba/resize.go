@@ -1,6 +1,7 @@
 package celeba
 
 import (
+	"bytes"
 	"fmt"
 	"image"
 	"image/color"
@@ -175,10 +176,15 @@ func decodeRGB(r io.Reader, buf []uint8) (rgb []uint8, w, h int, err error) {
 	return rgb, w, h, nil
 }
 
+// maxJPEGBytes bounds the size of one image file: aligned CelebA JPEGs are
+// 5–30 KB; a larger file is refused before it is read whole.
+const maxJPEGBytes = 4 << 20
+
 // decoder turns aligned CelebA JPEGs into s×s float32 images. It keeps
 // scratch buffers between images, so each worker needs its own.
 type decoder struct {
 	size          int
+	file          bytes.Buffer
 	rgb, mid, out []uint8
 }
 
@@ -189,14 +195,26 @@ func newDecoder(size int) *decoder {
 // decode reads one JPEG from r, checks that it is AlignedWidth×AlignedHeight,
 // and writes its resized, centre-cropped RGB pixels, scaled to [-1, 1], to
 // dst (size·size·3 values, HWC).
+// The size is read from the header first: the decoder allocates whatever
+// the header declares (65000×65000 would be 6 GiB).
 func (d *decoder) decode(r io.Reader, dst []float32) error {
-	rgb, w, h, err := decodeRGB(r, d.rgb)
-	d.rgb = rgb
+	d.file.Reset()
+	if n, err := d.file.ReadFrom(io.LimitReader(r, maxJPEGBytes+1)); err != nil {
+		return fmt.Errorf("reading JPEG: %w", err)
+	} else if n > maxJPEGBytes {
+		return fmt.Errorf("file is larger than %d MiB: not an aligned CelebA JPEG", maxJPEGBytes>>20)
+	}
+	header, err := jpeg.DecodeConfig(bytes.NewReader(d.file.Bytes()))
 	if err != nil {
 		return fmt.Errorf("decoding JPEG: %w", err)
 	}
-	if w != AlignedWidth || h != AlignedHeight {
-		return fmt.Errorf("image is %d×%d pixels, want %d×%d (aligned CelebA)", w, h, AlignedWidth, AlignedHeight)
+	if header.Width != AlignedWidth || header.Height != AlignedHeight {
+		return fmt.Errorf("image is %d×%d pixels, want %d×%d (aligned CelebA)", header.Width, header.Height, AlignedWidth, AlignedHeight)
+	}
+	rgb, w, h, err := decodeRGB(bytes.NewReader(d.file.Bytes()), d.rgb)
+	d.rgb = rgb
+	if err != nil {
+		return fmt.Errorf("decoding JPEG: %w", err)
 	}
 	d.mid = resizeCrop(rgb, w, h, d.size, d.out, d.mid)
 	for i, v := range d.out {

@@ -10,7 +10,9 @@ import (
 	"image/jpeg"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -199,5 +201,59 @@ func TestResizeCropMatchesPillow(t *testing.T) {
 			t.Errorf("size %d: output starts %v with SHA-256 %s, want Pillow's %v with %s",
 				tc.size, dst[:len(tc.head)], got, tc.head, tc.sha256)
 		}
+	}
+}
+
+// withDeclaredSize returns the JPEG data with the frame header (SOF0)
+// declaring w×h pixels instead of its real size.
+func withDeclaredSize(t *testing.T, data []byte, w, h int) []byte {
+	t.Helper()
+	out := bytes.Clone(data)
+	i := bytes.Index(out, []byte{0xff, 0xc0})
+	if i < 0 || i+9 > len(out) {
+		t.Fatal("no baseline frame header in the JPEG")
+	}
+	// FF C0, length (2), precision (1), height (2), width (2).
+	binary.BigEndian.PutUint16(out[i+5:], uint16(h))
+	binary.BigEndian.PutUint16(out[i+7:], uint16(w))
+	return out
+}
+
+// TestDecodeChecksTheSizeBeforeDecoding hands the decoder files that are
+// not aligned CelebA images, among them a 65000×65000 header on a small
+// JPEG, and checks the error and that no more than a few MiB were
+// allocated: the declared size is refused before any pixel buffer exists.
+func TestDecodeChecksTheSizeBeforeDecoding(t *testing.T) {
+	small := encodeJPEG(t, AlignedWidth, AlignedHeight, solid(10, 20, 30))
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"header declaring 65000×65000", withDeclaredSize(t, small, 65000, 65000), "image is 65000×65000 pixels, want 178×218"},
+		{"header declaring 178×65535", withDeclaredSize(t, small, AlignedWidth, 65535), "image is 178×65535 pixels"},
+		{"real 100×120 image", encodeJPEG(t, 100, 120, solid(1, 2, 3)), "image is 100×120 pixels"},
+		{"file over the size bound", append(bytes.Clone(small), make([]byte, maxJPEGBytes)...), "larger than 4 MiB"},
+		{"not a JPEG", []byte("GIF89a"), "decoding JPEG"},
+	}
+	d := newDecoder(64)
+	dst := make([]float32, 64*64*3)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			err := d.decode(bytes.NewReader(tc.data), dst)
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("decode: error %v, want one saying %q", err, tc.want)
+			}
+			if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 16<<20 {
+				t.Errorf("decode allocated %d MiB for a %d-byte file", allocated>>20, len(tc.data))
+			}
+		})
+	}
+	// The decoder still decodes a good image after refusing bad ones.
+	if err := d.decode(bytes.NewReader(small), dst); err != nil {
+		t.Errorf("decoding a good image after the bad ones: %v", err)
 	}
 }
