@@ -10,7 +10,10 @@
 #
 # all pinned to the same cores (taskset -c $CORES, default one core: 0), as
 # many threads as cores, and run in interleaved rounds, so that the
-# machine's drift hits each alike.
+# machine's drift hits each alike. PyTorch gets OPENBLAS_NUM_THREADS=1: its
+# own OpenMP threads split the work, and OpenBLAS's pthreads beside them
+# made the 2-thread Fashion-MNIST step 3.5x slower (1.35-1.80 s against
+# 0.36-0.39 s).
 # Each process compiles anew (go-xla and jax report that time as well).
 # Writes the median and range over the rounds of each implementation's
 # seconds per iteration, and the ratios to PyTorch and JAX, to OUT (default
@@ -58,7 +61,7 @@ for round in $(seq "$rounds"); do
     echo "round $round: $shape, batch $batch" >&2
     run go-xla "$shape" "$batch" 3 4 bin/bench-lebm -backend cpu -shapes "$shape" -batch "$batch" -iters "$iters" -prior-iters 0 -sampling=false
     [ "$simplego_iters" -eq 0 ] || run go-simplego "$shape" "$batch" 3 0 bin/bench-lebm -backend go -shapes "$shape" -batch "$batch" -iters "$simplego_iters" -prior-iters 0 -sampling=false
-    run pytorch "$shape" "$batch" 3 0 env OMP_NUM_THREADS="$threads" "$torch_py" scripts/lebm_bench.py --device cpu --threads "$threads" --shapes "$shape" --batch "$batch" --iters "$iters" --prior-iters 0 --no-sampling
+    run pytorch "$shape" "$batch" 3 0 env OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS=1 "$torch_py" scripts/lebm_bench.py --device cpu --threads "$threads" --shapes "$shape" --batch "$batch" --iters "$iters" --prior-iters 0 --no-sampling
     run jax "$shape" "$batch" 3 7 "$jax_py" scripts/lebm_bench_jax.py --threads "$threads" --shapes "$shape" --batch "$batch" --iters "$iters" --prior-iters 0 --no-sampling
   done
 done

@@ -9,7 +9,9 @@
 #   jax          scripts/toy_bench_jax.py on XLA CPU
 #
 # all pinned to the same cores (taskset -c $CORES, default one core: 0), as
-# many threads as cores, in interleaved rounds. Writes the median and range
+# many threads as cores, in interleaved rounds (PyTorch with
+# OPENBLAS_NUM_THREADS=1, as in bench-cpu.sh: OpenBLAS's own threads beside
+# PyTorch's OpenMP ones slow it down). Writes the median and range
 # of each implementation's milliseconds per step to OUT (default
 # docs/results/toy-speed.md; scripts/bench_table.py), raw rows beside it.
 #
@@ -67,7 +69,7 @@ for round in $(seq "$rounds"); do
   echo "round $round" >&2
   go_bench go-xla cpu "$steps"
   [ "$simplego_steps" -eq 0 ] || go_bench go-simplego go "$simplego_steps"
-  py_bench pytorch env OMP_NUM_THREADS="$threads" "$torch_py" scripts/toy_bench.py
+  py_bench pytorch env OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS=1 "$torch_py" scripts/toy_bench.py
   py_bench jax "$jax_py" scripts/toy_bench_jax.py
 done
 
