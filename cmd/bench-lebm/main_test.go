@@ -94,9 +94,19 @@ func TestBenchTables(t *testing.T) {
 	if rows[1][8] != "1.000" {
 		t.Errorf("CD's prior-update ratio to itself is %s, want 1.000", rows[1][8])
 	}
-	// | shape | s gen | TFLOP/s | % | s posterior | TFLOP/s | % |
-	if len(rows[2]) != 7 {
-		t.Errorf("sampler row %v: want 7 cells", rows[2])
+	// | shape | s gen | s first gen | TFLOP/s | % | s posterior | s first posterior | TFLOP/s | % |
+	sampler := rows[2]
+	if len(sampler) != 9 {
+		t.Fatalf("sampler row %v: want 9 cells", sampler)
+	}
+	for _, c := range []struct {
+		name         string
+		timed, first int
+	}{{"generation", 1, 2}, {"posterior", 5, 6}} {
+		// The first call compiles the chain, then runs it once.
+		if timed, first := number(t, sampler[c.timed]), number(t, sampler[c.first]); first+0.05 < timed {
+			t.Errorf("%s: first call %g s, shorter than a compiled one (%g s)", c.name, first, timed)
+		}
 	}
 }
 
