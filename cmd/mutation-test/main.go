@@ -157,8 +157,23 @@ func (r packageReport) score() float64 {
 
 // goPackage is what `go list` says of one package.
 type goPackage struct {
-	Dir, ImportPath string
-	GoFiles         []string
+	Dir, ImportPath                    string
+	GoFiles, TestGoFiles, XTestGoFiles []string
+}
+
+// testsHash identifies the package's test files' contents: a cached
+// outcome holds only for the tests that produced it.
+func (p goPackage) testsHash() (string, error) {
+	h := sha256.New()
+	for _, name := range append(append([]string{}, p.TestGoFiles...), p.XTestGoFiles...) {
+		src, err := os.ReadFile(filepath.Join(p.Dir, name))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", name, len(src))
+		h.Write(src)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 
 func testPackage(pkgArg string, o options, done map[string]cacheEntry, log io.Writer) (packageReport, error) {
@@ -193,6 +208,10 @@ func testPackage(pkgArg string, o options, done map[string]cacheEntry, log io.Wr
 		return report, err
 	}
 	timeout := time.Duration((o.timeoutFactor*report.BaselineSeconds + 30) * float64(time.Second))
+	testsHash, err := pkg.testsHash()
+	if err != nil {
+		return report, err
+	}
 
 	type pending struct {
 		m      mutant
@@ -212,7 +231,7 @@ func testPackage(pkgArg string, o options, done map[string]cacheEntry, log io.Wr
 			return report, err
 		}
 		sum := sha256.Sum256(src)
-		hash := hex.EncodeToString(sum[:8])
+		hash := hex.EncodeToString(sum[:8]) + "+tests@" + testsHash
 		lines := strings.Split(string(src), "\n")
 		for _, m := range muts {
 			if o.only != nil && !o.only.MatchString(fmt.Sprintf("%s:%d", name, m.Line)) {

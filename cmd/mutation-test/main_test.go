@@ -186,6 +186,21 @@ func TestCalc(t *testing.T) {
 	if strings.Contains(log.String(), "ETA 0s") || !strings.Contains(log.String(), "ETA –") {
 		t.Errorf("second run tested mutants again instead of using the cache:\n%s", log.String())
 	}
+
+	// Changed tests invalidate the cached outcomes: a third run tests again.
+	f, err := os.OpenFile(filepath.Join(dir, "calc_test.go"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\n// changed\n")
+	f.Close()
+	log.Reset()
+	if err := run([]string{"-cache", cache, dir}, &log); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "ETA 0s") {
+		t.Errorf("after the tests changed, the third run took outcomes from the cache:\n%s", log.String())
+	}
 }
 
 // TestRunRejectsBadArguments checks the errors for flags and packages.
