@@ -1,13 +1,17 @@
 package losses
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/edlebm/edlebm/internal/testutil"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 )
@@ -101,4 +105,64 @@ func TestContrastiveDivergenceStopsGradientThroughChains(t *testing.T) {
 		want += 0.5 * (v*v - v*factor*v*factor) / 4
 	}
 	assertClose(t, "∂CD/∂a", got, want, 1e-12)
+}
+
+// Each of the two gradient stops holds on its own: Langevin's samples carry
+// no gradient to the energy's parameters, and ContrastiveDivergenceWithNegatives
+// treats negatives as constants even when they are built from those
+// parameters (for E = ½ a x² and x⁻ = a·c, ∂/∂a = ½ (mean x⁺² − mean x⁻²)).
+func TestSamplesAndNegativesCarryNoGradient(t *testing.T) {
+	const aVal = 1.3
+	pos := array{Data: []float64{0.5, -1, 2, 1.5}, Dims: []int{4, 1}}
+	c := []float64{0.3, -0.8, 1.1, 0.2}
+	ctx := context.New()
+	exec := context.MustNewExec(testBackend(), ctx, func(ctx *context.Context, a, x *Node) []*Node {
+		b := Const(x.Graph(), []float64{0})
+		energy := quadratic(a, b)
+		chain := LangevinConfig{StepSize: 0.5, Steps: 3, NoNoise: true}
+		samples := Langevin(ctx, energy, x, chain)
+		// A function of the samples that depends on a only through them.
+		throughSamples := Gradient(ReduceAllSum(Square(samples)), a)[0]
+		negatives := Mul(Reshape(Const(x.Graph(), c), 4, 1), InsertAxes(a, 0))
+		cd := Gradient(ContrastiveDivergenceWithNegatives(energy, x, negatives, 0), a)[0]
+		return []*Node{throughSamples, cd}
+	})
+	outs := exec.MustExec([]float64{aVal}, pos.Tensor())
+	if got := tensors.MustCopyFlatData[float64](outs[0])[0]; got != 0 {
+		t.Errorf("∂/∂a Σ Langevin(x)² = %g, want 0: the samples must carry no gradient", got)
+	}
+	var want float64
+	for i, v := range pos.Data {
+		neg := aVal * c[i]
+		want += 0.5 * (v*v - neg*neg) / 4
+	}
+	assertClose(t, "∂CD/∂a with negatives built from a", tensors.MustCopyFlatData[float64](outs[1])[0], want, 1e-12)
+}
+
+// An energy must return one value per example; any other shape panics at
+// graph building with a message naming the batch and the shape wanted.
+func TestEnergyOfTheWrongShapePanics(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		energy EnergyFn
+	}{
+		{"a column [B, 1]", func(x *Node) *Node { return InsertAxes(ReduceSum(x, 1), -1) }},
+		{"one value for the batch", func(x *Node) *Node { return ReduceAllSum(x) }},
+		{"B+1 values", func(x *Node) *Node {
+			e := ReduceSum(x, 1)
+			return Concatenate([]*Node{e, Slice(e, AxisRange(0, 1))}, 0)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewGraph(testBackend(), "shape")
+			defer g.Finalize()
+			x := Parameter(g, "x", shapes.Make(dtypes.Float64, 4, 3))
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "for a batch of 4 examples; want [4]") {
+					t.Errorf("panic %v, want one naming the batch of 4 and the shape [4]", r)
+				}
+			}()
+			EnergyGradient(tc.energy, x)
+		})
+	}
 }

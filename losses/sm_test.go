@@ -1,6 +1,7 @@
 package losses
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -150,21 +151,33 @@ func TestSlicedScoreMatchingMatchesNaiveLoop(t *testing.T) {
 	}
 }
 
+// DSM against a loop, for examples that are vectors and for examples with
+// two axes (images are [B, H, W, C]): the loss sums each example's axes.
 func TestDenoisingScoreMatchingMatchesNaiveLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(39, 40))
-	const batch, dim, sigma = 5, 2, 0.3
-	a, b := array{Data: []float64{0.7, 1.9}, Dims: []int{dim}}, testutil.RandomArray(rng, 1, dim)
-	x, xi := testutil.RandomArray(rng, 1, batch, dim), testutil.RandomArray(rng, 1, batch, dim)
-	got := run(t, func(in []*Node) []*Node {
-		return []*Node{DenoisingScoreMatchingWithNoise(quadratic(in[0], in[1]), in[2], in[3], sigma)}
-	}, a, b, x, xi)[0][0]
-	var want float64
-	for i := range batch {
-		for d := range dim {
-			noisy := x.Data[i*dim+d] + sigma*xi.Data[i*dim+d]
-			r := xi.Data[i*dim+d]/sigma - (a.Data[d]*noisy + b.Data[d])
-			want += 0.5 * r * r / batch
+	const batch, sigma = 5, 0.3
+	for _, example := range [][]int{{2}, {2, 3}} {
+		dim := 1
+		for _, d := range example {
+			dim *= d
 		}
+		a, b := testutil.RandomArray(rng, 1, dim), testutil.RandomArray(rng, 1, dim)
+		for i := range a.Data {
+			a.Data[i] += 1.5 // positive curvatures
+		}
+		dims := append([]int{batch}, example...)
+		x, xi := testutil.RandomArray(rng, 1, dims...), testutil.RandomArray(rng, 1, dims...)
+		got := run(t, func(in []*Node) []*Node {
+			return []*Node{DenoisingScoreMatchingWithNoise(quadratic(in[0], in[1]), in[2], in[3], sigma)}
+		}, a, b, x, xi)[0][0]
+		var want float64
+		for i := range batch {
+			for d := range dim {
+				noisy := x.Data[i*dim+d] + sigma*xi.Data[i*dim+d]
+				r := xi.Data[i*dim+d]/sigma - (a.Data[d]*noisy + b.Data[d])
+				want += 0.5 * r * r / batch
+			}
+		}
+		assertClose(t, fmt.Sprintf("DSM, examples %v", example), got, want, 1e-12)
 	}
-	assertClose(t, "DSM", got, want, 1e-12)
 }
