@@ -35,7 +35,14 @@ func TestDefaultConfig(t *testing.T) {
 			if h, w, c := cfg.Generator.OutputShape(); cfg.Generator.Nz != tc.nz || h != tc.h || w != tc.w || c != tc.c {
 				t.Errorf("generator nz %d, images %d×%d×%d; want nz %d, %d×%d×%d", cfg.Generator.Nz, h, w, c, tc.nz, tc.h, tc.w, tc.c)
 			}
-			// The paper's settings (SPEC.md).
+			// The paper's settings: appendix "Experimental Details of LEBMs",
+			// paragraph "Details of Training and Inference" (posterior chain
+			// 0.1 × 20, 40 on CIFAR-10; test posterior 0.1 × 100; generation
+			// 0.2 × 500; t = 0.25, M = 16, w = 1; Adam 1e-4 and 5e-5). σ = 0.3,
+			// σ₀ = 1, the prior chain 0.4 × 60 and β₁ = 0.5 are CD-LEBM's (Pang
+			// et al. 2020), whose set-up the paper adopts (same appendix, "Model
+			// Architectures"; the prior MLP nz→200→200→1 is its table of LEBM
+			// architectures, LeakyReLU 0.1 its text).
 			want := Config{
 				Generator: cfg.Generator, Prior: cfg.Prior,
 				Sigma: 0.3, PriorSigma: 1,

@@ -15,8 +15,9 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 )
 
-// presetSizes are the image sizes of SPEC.md's architecture table (and our
-// celeba128 extension), with the latent size.
+// presetSizes are the image sizes of the paper's table of LEBM
+// architectures (appendix "Experimental Details of LEBMs"; its CelebA
+// 128×128 run in "Image modelling"), with the latent sizes.
 var presetSizes = []struct {
 	name        string
 	nz, h, w, c int
