@@ -32,6 +32,7 @@ func TestConfigValidationNamesTheBadValue(t *testing.T) {
 		{"CD α < 0", CDConfig{Langevin: LangevinConfig{StepSize: 0.1, Steps: 1}, Reg: -0.3}, "α = -0.3"},
 		{"CD bad chain", CDConfig{Langevin: LangevinConfig{StepSize: -1, Steps: 1}}, "step size = -1"},
 		{"sliced SM no projections", SlicedSMConfig{Projections: 0}, "projections = 0"},
+		{"sliced SM one projection (the default)", SlicedSMConfig{Projections: 1}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
