@@ -18,6 +18,9 @@ import sys
 # (name, file, original text, buggy text, package, -run pattern of the test
 # that must catch it). docs/testing.md lists them with their tests.
 BUGS = [
+    ("a run resumed mid-epoch starts the epoch's batches over", "cmd/train-lebm/run.go",
+     "batches.Seek(int(step/perEpoch), int(step%perEpoch))", "batches.Seek(int(step/perEpoch), 0)",
+     "./cmd/train-lebm", "TestStopMidEpochAndResumeEqualsUninterrupted"),
     ("prior trained by gradient ascent", "lebm/train.go",
      "UpdateGraph(ctx, g, Add(l.Generator, l.Prior))", "UpdateGraph(ctx, g, Sub(l.Generator, l.Prior))",
      "./lebm", "TestOneStepLowersEachLossAtItsOwnSamples"),

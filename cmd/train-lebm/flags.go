@@ -29,6 +29,9 @@ type options struct {
 	gridN, reconN   int
 	keepEpochs      int
 	checkpointEvery time.Duration
+	// stopAfter ends this invocation after that many steps (0: never),
+	// checkpointed, for runs sliced into sessions; running again resumes.
+	stopAfter int64
 }
 
 func parseFlags(args []string) (options, error) {
@@ -49,6 +52,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.reconN, "recon", 32, "test images in each epoch's reconstruction grid")
 	fs.IntVar(&o.keepEpochs, "keep-epochs", 0, "also snapshot the model at the end of each epoch into OUT/"+epochsDir+", keeping the last N (eval-lebm averages anomaly AUPRC over them); 0: off")
 	fs.DurationVar(&o.checkpointEvery, "checkpoint-every", 10*time.Minute, "also checkpoint this often within an epoch")
+	fs.Int64Var(&o.stopAfter, "stop-after", 0, "checkpoint and exit after this many steps of this invocation, even mid-epoch; run the same command again to go on (0: run to the end)")
 
 	// Model settings: registered after -data is known, so defaults follow the data set.
 	method := fs.String("method", lebm.MethodED, fmt.Sprintf("prior update: %v", lebm.Methods))
@@ -85,9 +89,9 @@ func parseFlags(args []string) (options, error) {
 	if o.out == "" {
 		o.out = filepath.Join("runs", o.data+"-"+cfg.Method)
 	}
-	if o.epochs < 1 || o.batch < 1 || o.trainSize < 0 || o.gridN < 1 || o.reconN < 1 || o.checkpointEvery <= 0 || o.keepEpochs < 0 {
-		return o, fmt.Errorf("-epochs, -batch, -grid, -recon must be ≥ 1, -train-size and -keep-epochs ≥ 0 and -checkpoint-every > 0 (got %d, %d, %d, %d, %d, %d, %s)",
-			o.epochs, o.batch, o.gridN, o.reconN, o.trainSize, o.keepEpochs, o.checkpointEvery)
+	if o.epochs < 1 || o.batch < 1 || o.trainSize < 0 || o.gridN < 1 || o.reconN < 1 || o.checkpointEvery <= 0 || o.keepEpochs < 0 || o.stopAfter < 0 {
+		return o, fmt.Errorf("-epochs, -batch, -grid, -recon must be ≥ 1, -train-size, -keep-epochs and -stop-after ≥ 0 and -checkpoint-every > 0 (got %d, %d, %d, %d, %d, %d, %d, %s)",
+			o.epochs, o.batch, o.gridN, o.reconN, o.trainSize, o.keepEpochs, o.stopAfter, o.checkpointEvery)
 	}
 	return o, nil
 }

@@ -118,6 +118,42 @@ func TestTrainOnFashionMNISTSliceAndResume(t *testing.T) {
 	}
 }
 
+// A run stopped in the middle of an epoch (-stop-after) and started again
+// goes on exactly as if it had never stopped: every step's metrics — the
+// losses, energies and reconstruction errors, which depend on the
+// parameters, both Adams' moments, the random state and the batch order —
+// equal an uninterrupted run's, bit for bit, through the end of the epoch
+// and the epoch's test reconstruction.
+func TestStopMidEpochAndResumeEqualsUninterrupted(t *testing.T) {
+	whole, sliced := t.TempDir(), t.TempDir()
+	if err := runCommand(t, quickFlags(whole, "2")); err != nil {
+		t.Fatal(err)
+	}
+	// 4 batches per epoch: step 6 is in the middle of the second epoch.
+	if err := runCommand(t, quickFlags(sliced, "2", "-stop-after", "6")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readMetrics(t, sliced)); n != 6 {
+		t.Fatalf("-stop-after 6 ran %d steps", n)
+	}
+	if err := runCommand(t, quickFlags(sliced, "2")); err != nil {
+		t.Fatal(err)
+	}
+	want, got := readMetrics(t, whole), readMetrics(t, sliced)
+	if len(want) != 8 || len(got) != 8 {
+		t.Fatalf("%d and %d steps, want 8 each", len(want), len(got))
+	}
+	for i := range want {
+		want[i].Seconds, got[i].Seconds = 0, 0
+		if got[i] != want[i] {
+			t.Errorf("step %d after a stop at step 6:\n got %+v\nwant %+v", i+1, got[i], want[i])
+		}
+	}
+	if want[7].TestReconstructionMSE == 0 {
+		t.Error("the last step has no test reconstruction error: the epoch did not end there")
+	}
+}
+
 func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
 	// A data folder of 32×32 images: the wrong size for the mnist generator.
 	wrongSize := t.TempDir()

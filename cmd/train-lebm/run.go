@@ -122,12 +122,16 @@ func run(o options, stop <-chan os.Signal) error {
 		return nil
 	}
 
-	for step < total {
+	for first := step; step < total; {
 		select {
 		case <-stop:
 			fmt.Printf("\ninterrupted at step %d: checkpointing\n", step)
 			return save()
 		default:
+		}
+		if o.stopAfter > 0 && step-first >= o.stopAfter {
+			fmt.Printf("\n-stop-after %d: checkpointing at step %d of %d; run the same command again to go on\n", o.stopAfter, step, total)
+			return save()
 		}
 		_, inputs, _, err := batches.Yield()
 		if errors.Is(err, io.EOF) {
