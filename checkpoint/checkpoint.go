@@ -97,8 +97,18 @@ func Load(ctx *context.Context, dir string) error {
 }
 
 // LoadPath reads one checkpoint folder (as returned by Latest or List) into
-// ctx.
-func LoadPath(ctx *context.Context, path string) error {
+// ctx. The files are checked first (see validate), so that a damaged or
+// hostile checkpoint is an error naming the file and field, never a panic
+// or an allocation of what its metadata merely claims.
+func LoadPath(ctx *context.Context, path string) (err error) {
+	if err := validate(path); err != nil {
+		return fmt.Errorf("checkpoint %s is unreadable or corrupt: %w", path, err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("checkpoint %s is unreadable or corrupt: %v", path, r)
+		}
+	}()
 	if _, err := checkpoints.Load(ctx).Dir(path).Immediate().Done(); err != nil {
 		return fmt.Errorf("checkpoint %s is unreadable or corrupt: %w", path, err)
 	}
