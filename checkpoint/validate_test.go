@@ -17,7 +17,7 @@ import (
 // savedCheckpoint writes a small real checkpoint (a float32 [3] and an
 // int64 [2] variable and a parameter) and returns its folder, metadata
 // and data files.
-func savedCheckpoint(t *testing.T) (folder, jsonFile, binFile string) {
+func savedCheckpoint(t testing.TB) (folder, jsonFile, binFile string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	ctx := context.New()
@@ -159,4 +159,48 @@ func TestDamagedCheckpointsAreClearErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzLoadPath feeds LoadPath checkpoint folders of arbitrary metadata
+// and data: it may refuse them, never panic, hang or allocate beyond what
+// the data file can hold. The seeds are a real checkpoint and damaged
+// copies of it; `go test` runs them, scripts/fuzz.sh fuzzes.
+func FuzzLoadPath(f *testing.F) {
+	_, jsonFile, binFile := savedCheckpoint(f)
+	metadata, err := os.ReadFile(jsonFile)
+	if err != nil {
+		f.Fatal(err)
+	}
+	data, err := os.ReadFile(binFile)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(metadata, data)
+	f.Add([]byte("null"), data)
+	f.Add(bytes.Replace(metadata, []byte(`"Float32"`), []byte(`""`), 1), data)
+	f.Add(metadata, gzipBin(make([]byte, 1<<20)))
+	f.Add(metadata, data[:len(data)/2])
+	f.Fuzz(func(t *testing.T, metadata, data []byte) {
+		folder := t.TempDir()
+		base := filepath.Join(folder, "checkpoint-n0000000-fuzz")
+		if err := os.WriteFile(base+".json", metadata, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(base+".bin", data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := LoadPath(context.New(), folder)
+		runtime.ReadMemStats(&after)
+		// Accepted data can legitimately inflate to DEFLATE's ratio, and is
+		// held twice (GoMLX's buffer and the tensors).
+		limit := uint64(32<<20 + 3*maxDeflateRatio*len(data))
+		if allocated := after.TotalAlloc - before.TotalAlloc; allocated > limit {
+			t.Errorf("allocated %d bytes for %d + %d bytes of files (error %v)", allocated, len(metadata), len(data), err)
+		}
+		if err != nil && !strings.Contains(err.Error(), folder) {
+			t.Errorf("error %q does not name the checkpoint %s", err, folder)
+		}
+	})
 }
