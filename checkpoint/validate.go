@@ -64,6 +64,7 @@ func validate(path string) error {
 		return fmt.Errorf("no %s*%s metadata file in it", gomlxPrefix, jsonSuffix)
 	}
 	for _, j := range jsons {
+		// Errors name the file alone: LoadPath's names the folder.
 		total, err := validateMetadata(j)
 		if err != nil {
 			return err
@@ -77,11 +78,12 @@ func validate(path string) error {
 
 // validateMetadata checks one .json and returns the bytes its variables
 // declare in all.
-func validateMetadata(file string) (total int64, err error) {
-	f, err := os.Open(file)
+func validateMetadata(path string) (total int64, err error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
+	file := filepath.Base(path)
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxMetadataBytes+1))
 	if err != nil {
@@ -137,11 +139,12 @@ func validateMetadata(file string) (total int64, err error) {
 }
 
 // validateBin checks that file holds exactly total bytes of variables.
-func validateBin(file string, total int64) error {
-	f, err := os.Open(file)
+func validateBin(path string, total int64) error {
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
+	file := filepath.Base(path)
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
