@@ -18,10 +18,47 @@ import (
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
 )
+
+// replayReconstructionMSE computes the test reconstruction error directly:
+// the checkpoint loaded afresh (so its random state is the one eval-lebm
+// started from), posterior samples z of the first n test images in batches
+// of batch, G(z) by Decode, and the mean squared pixel difference in
+// float64.
+func replayReconstructionMSE(t *testing.T, runDir string, n, batch int) float64 {
+	t.Helper()
+	model, err := lebm.Load(testutil.Backend(), filepath.Join(runDir, "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := byname.Load("fashion-mnist", mnist.DefaultFashionDir, "test", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := test.ImageSize()
+	var sum float64
+	for start := 0; start < n; start += batch {
+		pixels := test.Pixels[start*size : (start+batch)*size]
+		x := tensors.FromFlatDataAndDimensions(append([]float32{}, pixels...), batch, test.Height, test.Width, test.Channels)
+		z, err := model.PosteriorSample(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		images, err := model.Decode(z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range tensors.MustCopyFlatData[float32](images) {
+			d := float64(v) - float64(pixels[i])
+			sum += d * d
+		}
+	}
+	return sum / float64(n*size)
+}
 
 // savedRun writes an untrained mnist-size model's checkpoint as train-lebm
 // would, with short chains so the evaluation is quick.
@@ -137,6 +174,10 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	// of the order of the test images' mean square, well inside (0, 4].
 	if s.ReconstructionImages != 64 || !(s.ReconstructionMSE > 0.05 && s.ReconstructionMSE < 4) {
 		t.Errorf("summary %+v: want 64 images and a plausible MSE", s)
+	}
+	if want := replayReconstructionMSE(t, runDir, 64, 32); math.Abs(s.ReconstructionMSE-want) > 1e-6*want {
+		t.Errorf("reconstruction MSE %v, but posterior samples of the same 64 test images, decoded and compared pixel by pixel, give %v",
+			s.ReconstructionMSE, want)
 	}
 	if math.IsNaN(s.RHat) || s.RHat < 0.8 || s.ChainSteps != 200 || s.Chains != 4 {
 		t.Errorf("summary %+v: want R̂ from 4 chains of 200 steps", s)
