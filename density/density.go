@@ -236,7 +236,10 @@ func floats(t *tensors.Tensor) []float64 {
 // stops at the first non-finite loss, returning the history so far and an
 // error wrapping ErrNonFinite (the energies are then nil).
 func TrainOnPoints(b backends.Backend, cfg Config, seed int64, data []float32, dim, batch, epochs int, eval []float32) (history, energies []float64, err error) {
-	n := len(data) / dim
+	n := 0
+	if dim > 0 { // checked before dividing: dimension 0 once panicked here
+		n = len(data) / dim
+	}
 	if dim <= 0 || n*dim != len(data) || batch < 1 || batch > n {
 		return nil, nil, fmt.Errorf("density: %d values, dimension %d, batch %d: want whole points and 1 ≤ batch ≤ points", len(data), dim, batch)
 	}

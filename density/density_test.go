@@ -57,6 +57,10 @@ func TestConfigValidation(t *testing.T) {
 		{"bad ED t", func(c *Config) { c.ED.T = 0 }, "t (perturbation variance) = 0"},
 		{"bad learning rate", func(c *Config) { c.LearningRate = -1 }, "learning rate = -1"},
 		{"bad EMA", func(c *Config) { c.EMADecay = 1 }, "EMA decay = 1"},
+		{"no EMA (the w study's)", func(c *Config) { c.EMADecay = 0 }, ""},
+		{"negative EMA", func(c *Config) { c.EMADecay = -0.1 }, "EMA decay = -0.1"},
+		{"infinite learning rate", func(c *Config) { c.LearningRate = math.Inf(1) }, "learning rate = +Inf"},
+		{"zero learning rate", func(c *Config) { c.LearningRate = 0 }, "learning rate = 0"},
 		{"bad CD chain", func(c *Config) { c.Method = "cd"; c.CD.Langevin.Steps = -2 }, "steps = -2"},
 	}
 	for _, c := range cases {
