@@ -293,7 +293,7 @@ func TestLoadRejectsOtherFiles(t *testing.T) {
 		want       string
 	}{
 		{name: "missing file", path: filepath.Join(dir, "none.pth"), want: "none.pth"},
-		{name: "not torch.save", path: garbage, want: "not a file torch.save wrote"},
+		{name: "not torch.save", path: garbage, want: "not a state dict torch.save wrote"},
 		{name: "a tensor", path: "testdata/not-a-state-dict.pth", want: "want a state dict"},
 		{name: "not Inception", sd: StateDict{"linear.weight": {Shape: []int{2, 2}, Data: make([]float32, 4)}}, want: "not an Inception v3 state dict"},
 		{name: "missing key", sd: edit(func(sd StateDict) { delete(sd, "Mixed_6c.branch7x7dbl_4.bn.bias") }), want: `no "Mixed_6c.branch7x7dbl_4.bn.bias"`},

@@ -1,0 +1,542 @@
+package fid
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+)
+
+// A bounded reader of the pickles torch.save writes for a state dict — the
+// idea of PyTorch's weights_only loading: only the opcodes and globals a
+// state dict needs, every length checked against the bytes left before
+// anything is allocated, nothing from the file ever executed.
+
+// Values on the unpickler's stack besides nil, bool, int64, *big.Int,
+// float64 and string.
+type (
+	pickleTuple []any
+	pickleList  struct{ items []any }
+	// pickleDict keeps insertion order, as the OrderedDict it stands for.
+	pickleDict struct {
+		keys   []any
+		values map[any]any
+	}
+	pickleGlobal struct{ module, name string }
+	// storageRef is a persistent id resolved: a storage's key, element type
+	// and element count, whose bytes come from the archive or after the
+	// legacy pickles.
+	storageRef struct {
+		key   string
+		dtype storageType
+		numel int64
+	}
+	// tensorRef is a tensor rebuilt over a storage.
+	tensorRef struct {
+		storage      *storageRef
+		offset       int64
+		size, stride []int64
+	}
+)
+
+func newPickleDict() *pickleDict { return &pickleDict{values: map[any]any{}} }
+
+func (d *pickleDict) set(k, v any) error {
+	switch k.(type) {
+	case nil, bool, int64, float64, string:
+	default:
+		return fmt.Errorf("dictionary key of type %T", k)
+	}
+	if _, ok := d.values[k]; !ok {
+		d.keys = append(d.keys, k)
+	}
+	d.values[k] = v
+	return nil
+}
+
+// storageType is a torch storage class: its name and element size.
+type storageType struct {
+	name string
+	size int64
+}
+
+var storageTypes = map[string]storageType{
+	"FloatStorage": {"FloatStorage", 4}, "DoubleStorage": {"DoubleStorage", 8},
+	"HalfStorage": {"HalfStorage", 2}, "BFloat16Storage": {"BFloat16Storage", 2},
+	"LongStorage": {"LongStorage", 8}, "IntStorage": {"IntStorage", 4},
+	"ShortStorage": {"ShortStorage", 2}, "CharStorage": {"CharStorage", 1},
+	"ByteStorage": {"ByteStorage", 1}, "BoolStorage": {"BoolStorage", 1},
+}
+
+// unpickler runs one pickle from data[pos:].
+type unpickler struct {
+	data  []byte
+	pos   int
+	stack []any
+	marks []int
+	memo  map[uint32]any
+	// persistentLoad resolves a BINPERSID id; nil: the opcode is refused.
+	persistentLoad func(id any) (any, error)
+}
+
+// errShort is the error of a length running past the end of the data.
+var errShort = errors.New("truncated: a length or value runs past the end of the file")
+
+func (u *unpickler) take(n int64) ([]byte, error) {
+	if n < 0 || n > int64(len(u.data)-u.pos) {
+		return nil, errShort
+	}
+	b := u.data[u.pos : u.pos+int(n)]
+	u.pos += int(n)
+	return b, nil
+}
+
+func (u *unpickler) byte1() (int64, error) {
+	b, err := u.take(1)
+	if err != nil {
+		return 0, err
+	}
+	return int64(b[0]), nil
+}
+
+func (u *unpickler) uint32le() (int64, error) {
+	b, err := u.take(4)
+	if err != nil {
+		return 0, err
+	}
+	return int64(binary.LittleEndian.Uint32(b)), nil
+}
+
+func (u *unpickler) push(v any) { u.stack = append(u.stack, v) }
+
+func (u *unpickler) pop() (any, error) {
+	if len(u.stack) == 0 || (len(u.marks) > 0 && len(u.stack) <= u.marks[len(u.marks)-1]) {
+		return nil, errors.New("stack underflow")
+	}
+	v := u.stack[len(u.stack)-1]
+	u.stack = u.stack[:len(u.stack)-1]
+	return v, nil
+}
+
+func (u *unpickler) popN(n int) ([]any, error) {
+	if len(u.stack) < n || (len(u.marks) > 0 && len(u.stack)-n < u.marks[len(u.marks)-1]) {
+		return nil, errors.New("stack underflow")
+	}
+	items := append([]any{}, u.stack[len(u.stack)-n:]...)
+	u.stack = u.stack[:len(u.stack)-n]
+	return items, nil
+}
+
+// popMark pops everything above the last MARK.
+func (u *unpickler) popMark() ([]any, error) {
+	if len(u.marks) == 0 {
+		return nil, errors.New("no MARK to pop to")
+	}
+	m := u.marks[len(u.marks)-1]
+	u.marks = u.marks[:len(u.marks)-1]
+	items := append([]any{}, u.stack[m:]...)
+	u.stack = u.stack[:m]
+	return items, nil
+}
+
+func (u *unpickler) top() (any, error) {
+	if len(u.stack) == 0 || (len(u.marks) > 0 && len(u.stack) <= u.marks[len(u.marks)-1]) {
+		return nil, errors.New("stack underflow")
+	}
+	return u.stack[len(u.stack)-1], nil
+}
+
+// run executes opcodes until STOP and returns the pickled object.
+func (u *unpickler) run() (result any, err error) {
+	if u.memo == nil {
+		u.memo = map[uint32]any{}
+	}
+	for {
+		at := u.pos
+		op, err := u.byte1()
+		if err != nil {
+			return nil, errors.New("truncated: no STOP opcode")
+		}
+		done, err := u.step(byte(op))
+		if err != nil {
+			return nil, fmt.Errorf("pickle opcode 0x%02x at byte %d: %w", op, at, err)
+		}
+		if done {
+			if len(u.stack) != 1 || len(u.marks) != 0 {
+				return nil, fmt.Errorf("pickle ends with %d values and %d marks, want one value", len(u.stack), len(u.marks))
+			}
+			return u.stack[0], nil
+		}
+	}
+}
+
+func (u *unpickler) step(op byte) (done bool, err error) {
+	switch op {
+	case 0x80: // PROTO
+		v, err := u.byte1()
+		if err != nil || v < 2 || v > 5 {
+			return false, fmt.Errorf("protocol %d (%v): want 2 to 5", v, err)
+		}
+	case 0x95: // FRAME: a length hint only
+		_, err = u.take(8)
+	case '.': // STOP
+		return true, nil
+	case '(':
+		u.marks = append(u.marks, len(u.stack))
+	case ')':
+		u.push(pickleTuple{})
+	case ']':
+		u.push(&pickleList{})
+	case '}':
+		u.push(newPickleDict())
+	case 'N':
+		u.push(nil)
+	case 0x88:
+		u.push(true)
+	case 0x89:
+		u.push(false)
+	case 'J': // BININT
+		b, err := u.take(4)
+		if err != nil {
+			return false, err
+		}
+		u.push(int64(int32(binary.LittleEndian.Uint32(b))))
+	case 'K': // BININT1
+		v, err := u.byte1()
+		if err != nil {
+			return false, err
+		}
+		u.push(v)
+	case 'M': // BININT2
+		b, err := u.take(2)
+		if err != nil {
+			return false, err
+		}
+		u.push(int64(binary.LittleEndian.Uint16(b)))
+	case 0x8a: // LONG1
+		n, err := u.byte1()
+		if err != nil {
+			return false, err
+		}
+		b, err := u.take(n)
+		if err != nil {
+			return false, err
+		}
+		u.push(littleEndianInt(b))
+	case 'G': // BINFLOAT
+		b, err := u.take(8)
+		if err != nil {
+			return false, err
+		}
+		u.push(math.Float64frombits(binary.BigEndian.Uint64(b)))
+	case 'X', 'T': // BINUNICODE, BINSTRING
+		n, err := u.uint32le()
+		if err != nil {
+			return false, err
+		}
+		b, err := u.take(n)
+		if err != nil {
+			return false, err
+		}
+		u.push(string(b))
+	case 0x8c, 'U': // SHORT_BINUNICODE, SHORT_BINSTRING
+		n, err := u.byte1()
+		if err != nil {
+			return false, err
+		}
+		b, err := u.take(n)
+		if err != nil {
+			return false, err
+		}
+		u.push(string(b))
+	case 'q', 'r', 0x94: // BINPUT, LONG_BINPUT, MEMOIZE
+		var idx int64
+		switch op {
+		case 'q':
+			idx, err = u.byte1()
+		case 'r':
+			idx, err = u.uint32le()
+		default:
+			idx = int64(len(u.memo))
+		}
+		if err != nil {
+			return false, err
+		}
+		v, err := u.top()
+		if err != nil {
+			return false, err
+		}
+		u.memo[uint32(idx)] = v
+	case 'h', 'j': // BINGET, LONG_BINGET
+		var idx int64
+		if op == 'h' {
+			idx, err = u.byte1()
+		} else {
+			idx, err = u.uint32le()
+		}
+		if err != nil {
+			return false, err
+		}
+		v, ok := u.memo[uint32(idx)]
+		if !ok {
+			return false, fmt.Errorf("memo %d was never stored", idx)
+		}
+		u.push(v)
+	case 't': // TUPLE
+		items, err := u.popMark()
+		if err != nil {
+			return false, err
+		}
+		u.push(pickleTuple(items))
+	case 0x85, 0x86, 0x87: // TUPLE1, TUPLE2, TUPLE3
+		items, err := u.popN(int(op - 0x84))
+		if err != nil {
+			return false, err
+		}
+		u.push(pickleTuple(items))
+	case 'l': // LIST
+		items, err := u.popMark()
+		if err != nil {
+			return false, err
+		}
+		u.push(&pickleList{items: items})
+	case 'a', 'e': // APPEND, APPENDS
+		var items []any
+		if op == 'a' {
+			items, err = u.popN(1)
+		} else {
+			items, err = u.popMark()
+		}
+		if err != nil {
+			return false, err
+		}
+		target, err := u.top()
+		if err != nil {
+			return false, err
+		}
+		list, ok := target.(*pickleList)
+		if !ok {
+			return false, fmt.Errorf("appending to a %T", target)
+		}
+		list.items = append(list.items, items...)
+	case 's', 'u': // SETITEM, SETITEMS
+		var items []any
+		if op == 's' {
+			items, err = u.popN(2)
+		} else {
+			items, err = u.popMark()
+		}
+		if err != nil {
+			return false, err
+		}
+		if len(items)%2 != 0 {
+			return false, fmt.Errorf("%d items: want key, value pairs", len(items))
+		}
+		target, err := u.top()
+		if err != nil {
+			return false, err
+		}
+		dict, ok := target.(*pickleDict)
+		if !ok {
+			return false, fmt.Errorf("setting items of a %T", target)
+		}
+		for i := 0; i < len(items); i += 2 {
+			if err := dict.set(items[i], items[i+1]); err != nil {
+				return false, err
+			}
+		}
+	case 'c': // GLOBAL module\nname\n
+		module, err := u.line()
+		if err != nil {
+			return false, err
+		}
+		name, err := u.line()
+		if err != nil {
+			return false, err
+		}
+		g := pickleGlobal{module, name}
+		if !allowedGlobal(g) {
+			return false, fmt.Errorf("global %s.%s: not one a state dict needs (refused, never called)", module, name)
+		}
+		u.push(g)
+	case 'R': // REDUCE
+		args, err := u.pop()
+		if err != nil {
+			return false, err
+		}
+		callable, err := u.pop()
+		if err != nil {
+			return false, err
+		}
+		v, err := reduce(callable, args)
+		if err != nil {
+			return false, err
+		}
+		u.push(v)
+	case 'b': // BUILD: only an OrderedDict's attributes (torch's _metadata), ignored
+		state, err := u.pop()
+		if err != nil {
+			return false, err
+		}
+		target, err := u.top()
+		if err != nil {
+			return false, err
+		}
+		if _, ok := target.(*pickleDict); !ok {
+			return false, fmt.Errorf("setting the state of a %T", target)
+		}
+		if _, ok := state.(*pickleDict); !ok && state != nil {
+			return false, fmt.Errorf("a dictionary's state is a %T", state)
+		}
+	case 'Q': // BINPERSID
+		if u.persistentLoad == nil {
+			return false, errors.New("persistent id outside the state dict's pickle")
+		}
+		id, err := u.pop()
+		if err != nil {
+			return false, err
+		}
+		v, err := u.persistentLoad(id)
+		if err != nil {
+			return false, err
+		}
+		u.push(v)
+	default:
+		return false, errors.New("not an opcode torch.save writes for a state dict")
+	}
+	return false, err
+}
+
+// line reads a GLOBAL operand: at most 256 bytes up to a newline.
+func (u *unpickler) line() (string, error) {
+	rest := u.data[u.pos:min(len(u.data), u.pos+257)]
+	i := strings.IndexByte(string(rest), '\n')
+	if i < 0 {
+		return "", errors.New("global name without a newline within 256 bytes")
+	}
+	u.pos += i + 1
+	return string(rest[:i]), nil
+}
+
+// littleEndianInt decodes LONG1's two's-complement bytes.
+func littleEndianInt(b []byte) any {
+	if len(b) <= 8 {
+		var v uint64
+		for i := len(b) - 1; i >= 0; i-- {
+			v = v<<8 | uint64(b[i])
+		}
+		if len(b) > 0 && len(b) < 8 && b[len(b)-1]&0x80 != 0 {
+			v |= ^uint64(0) << (8 * len(b)) // sign-extend
+		}
+		return int64(v)
+	}
+	be := make([]byte, len(b))
+	for i := range b {
+		be[len(b)-1-i] = b[i]
+	}
+	v := new(big.Int).SetBytes(be)
+	if b[len(b)-1]&0x80 != 0 {
+		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+	}
+	return v
+}
+
+// allowedGlobal lists the globals a state dict's pickle names.
+func allowedGlobal(g pickleGlobal) bool {
+	switch g.module {
+	case "collections":
+		return g.name == "OrderedDict"
+	case "torch._utils":
+		return g.name == "_rebuild_tensor_v2" || g.name == "_rebuild_tensor"
+	case "torch":
+		_, ok := storageTypes[g.name]
+		return ok
+	}
+	return false
+}
+
+// reduce applies one of the allowed callables.
+func reduce(callable, args any) (any, error) {
+	g, ok := callable.(pickleGlobal)
+	if !ok {
+		return nil, fmt.Errorf("calling a %T", callable)
+	}
+	a, ok := args.(pickleTuple)
+	if !ok {
+		return nil, fmt.Errorf("%s.%s called with a %T, want a tuple", g.module, g.name, args)
+	}
+	switch g.name {
+	case "OrderedDict":
+		if len(a) != 0 {
+			return nil, fmt.Errorf("OrderedDict called with %d arguments, want none", len(a))
+		}
+		return newPickleDict(), nil
+	case "_rebuild_tensor_v2", "_rebuild_tensor":
+		// (storage, storage_offset, size, stride[, requires_grad, hooks[, metadata]])
+		if len(a) < 4 || len(a) > 7 {
+			return nil, fmt.Errorf("%s with %d arguments, want 4 to 7", g.name, len(a))
+		}
+		storage, ok := a[0].(*storageRef)
+		if !ok {
+			return nil, fmt.Errorf("%s: storage is a %T", g.name, a[0])
+		}
+		offset, ok := a[1].(int64)
+		size, okSize := intTuple(a[2])
+		stride, okStride := intTuple(a[3])
+		if !ok || !okSize || !okStride {
+			return nil, fmt.Errorf("%s: offset %v, size %v, stride %v: want an integer and two integer tuples", g.name, a[1], a[2], a[3])
+		}
+		t := &tensorRef{storage: storage, offset: offset, size: size, stride: stride}
+		if err := t.check(); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
+	return nil, fmt.Errorf("%s.%s is not callable here", g.module, g.name)
+}
+
+func intTuple(v any) ([]int64, bool) {
+	t, ok := v.(pickleTuple)
+	if !ok {
+		return nil, false
+	}
+	out := make([]int64, len(t))
+	for i, x := range t {
+		if out[i], ok = x.(int64); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// check bounds the tensor by its storage: sizes and strides of one rank,
+// non-negative, and every element it reaches inside the storage; a state
+// dict's tensor never has more elements than its storage.
+func (t *tensorRef) check() error {
+	if len(t.size) != len(t.stride) || len(t.size) > 32 {
+		return fmt.Errorf("tensor of size %v and stride %v: want one stride per dimension (at most 32)", t.size, t.stride)
+	}
+	n, last := int64(1), t.offset
+	if t.offset < 0 {
+		return fmt.Errorf("tensor offset %d: negative", t.offset)
+	}
+	for i, d := range t.size {
+		if d < 0 || t.stride[i] < 0 {
+			return fmt.Errorf("tensor of size %v and stride %v: negative", t.size, t.stride)
+		}
+		if d == 0 {
+			return nil // empty: reaches nothing
+		}
+		if d > t.storage.numel || n > t.storage.numel/d || (d-1) > 0 && t.stride[i] > (math.MaxInt64-last)/(d-1) {
+			return fmt.Errorf("tensor of size %v and stride %v: more than its storage's %d elements", t.size, t.stride, t.storage.numel)
+		}
+		n *= d
+		last += (d - 1) * t.stride[i]
+	}
+	if last >= t.storage.numel {
+		return fmt.Errorf("tensor of size %v, stride %v and offset %d reaches element %d of a storage of %d", t.size, t.stride, t.offset, last, t.storage.numel)
+	}
+	return nil
+}
