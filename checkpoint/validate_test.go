@@ -204,3 +204,26 @@ func FuzzLoadPath(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLatest: whatever LATEST holds, Latest names a checkpoint folder
+// inside dir or returns an error naming the file, never a path outside.
+func FuzzLatest(f *testing.F) {
+	f.Add([]byte("step-000000001\n"))
+	f.Add([]byte("../../etc\n"))
+	f.Add([]byte("step-000000001/../../x"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		os.Mkdir(filepath.Join(dir, "step-000000001"), 0o755)
+		os.WriteFile(filepath.Join(dir, "LATEST"), data, 0o644)
+		path, err := Latest(dir)
+		if err != nil {
+			if !strings.Contains(err.Error(), dir) {
+				t.Errorf("error %q does not name %s", err, dir)
+			}
+			return
+		}
+		if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), stepPrefix) {
+			t.Errorf("LATEST %q gave %s, outside %s", data, path, dir)
+		}
+	})
+}
