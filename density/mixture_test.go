@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/edlebm/edlebm/datasets/toy2d"
+	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/losses"
 )
 
@@ -167,15 +168,7 @@ func TestWStabilisationBoundsTheLoss(t *testing.T) {
 				y := float64(x[i]) + float64(xi[i]) + float64(xiPrime[i*m+j]) // t = 1
 				terms = append(terms, -c*math.Max(math.Abs(y)-edge, 0))
 			}
-			largest := math.Inf(-1)
-			for _, a := range terms {
-				largest = math.Max(largest, a)
-			}
-			var inner float64
-			for _, a := range terms {
-				inner += math.Exp(a - largest)
-			}
-			sum += largest + math.Log(inner) - math.Log(m)
+			sum += testutil.LogSumExp(terms) - math.Log(m)
 		}
 		return sum / n
 	}

@@ -93,20 +93,26 @@ func (u *unpickler) take(n int64) ([]byte, error) {
 	return b, nil
 }
 
-func (u *unpickler) byte1() (int64, error) {
-	b, err := u.take(1)
+// uint reads an unsigned little-endian integer of width 1, 2 or 4 bytes.
+func (u *unpickler) uint(width int64) (int64, error) {
+	b, err := u.take(width)
 	if err != nil {
 		return 0, err
 	}
-	return int64(b[0]), nil
+	var v int64
+	for i := len(b) - 1; i >= 0; i-- {
+		v = v<<8 | int64(b[i])
+	}
+	return v, nil
 }
 
-func (u *unpickler) uint32le() (int64, error) {
-	b, err := u.take(4)
+// prefixed reads bytes preceded by their count, an integer of width bytes.
+func (u *unpickler) prefixed(width int64) ([]byte, error) {
+	n, err := u.uint(width)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return int64(binary.LittleEndian.Uint32(b)), nil
+	return u.take(n)
 }
 
 func (u *unpickler) push(v any) { u.stack = append(u.stack, v) }
@@ -155,7 +161,7 @@ func (u *unpickler) run() (result any, err error) {
 	}
 	for {
 		at := u.pos
-		op, err := u.byte1()
+		op, err := u.uint(1)
 		if err != nil {
 			return nil, errors.New("truncated: no STOP opcode")
 		}
@@ -175,7 +181,7 @@ func (u *unpickler) run() (result any, err error) {
 func (u *unpickler) step(op byte) (done bool, err error) {
 	switch op {
 	case 0x80: // PROTO
-		v, err := u.byte1()
+		v, err := u.uint(1)
 		if err != nil || v < 2 || v > 5 {
 			return false, fmt.Errorf("protocol %d (%v): want 2 to 5", v, err)
 		}
@@ -197,30 +203,24 @@ func (u *unpickler) step(op byte) (done bool, err error) {
 		u.push(true)
 	case 0x89:
 		u.push(false)
-	case 'J': // BININT
-		b, err := u.take(4)
+	case 'J', 'K', 'M': // BININT, BININT1, BININT2
+		width := int64(4)
+		switch op {
+		case 'K':
+			width = 1
+		case 'M':
+			width = 2
+		}
+		v, err := u.uint(width)
 		if err != nil {
 			return false, err
 		}
-		u.push(int64(int32(binary.LittleEndian.Uint32(b))))
-	case 'K': // BININT1
-		v, err := u.byte1()
-		if err != nil {
-			return false, err
+		if op == 'J' {
+			v = int64(int32(v)) // the only signed one
 		}
 		u.push(v)
-	case 'M': // BININT2
-		b, err := u.take(2)
-		if err != nil {
-			return false, err
-		}
-		u.push(int64(binary.LittleEndian.Uint16(b)))
 	case 0x8a: // LONG1
-		n, err := u.byte1()
-		if err != nil {
-			return false, err
-		}
-		b, err := u.take(n)
+		b, err := u.prefixed(1)
 		if err != nil {
 			return false, err
 		}
@@ -231,38 +231,22 @@ func (u *unpickler) step(op byte) (done bool, err error) {
 			return false, err
 		}
 		u.push(math.Float64frombits(binary.BigEndian.Uint64(b)))
-	case 'X', 'T': // BINUNICODE, BINSTRING
-		n, err := u.uint32le()
-		if err != nil {
-			return false, err
+	case 'X', 'T', 0x8c, 'U': // BINUNICODE, BINSTRING; SHORT_BINUNICODE, SHORT_BINSTRING
+		width := int64(4)
+		if op == 0x8c || op == 'U' {
+			width = 1
 		}
-		b, err := u.take(n)
-		if err != nil {
-			return false, err
-		}
-		u.push(string(b))
-	case 0x8c, 'U': // SHORT_BINUNICODE, SHORT_BINSTRING
-		n, err := u.byte1()
-		if err != nil {
-			return false, err
-		}
-		b, err := u.take(n)
+		b, err := u.prefixed(width)
 		if err != nil {
 			return false, err
 		}
 		u.push(string(b))
 	case 'q', 'r', 0x94: // BINPUT, LONG_BINPUT, MEMOIZE
-		var idx int64
-		switch op {
-		case 'q':
-			idx, err = u.byte1()
-		case 'r':
-			idx, err = u.uint32le()
-		default:
-			idx = int64(len(u.memo))
-		}
-		if err != nil {
-			return false, err
+		idx := int64(len(u.memo))
+		if op != 0x94 {
+			if idx, err = u.uint(memoWidth(op)); err != nil {
+				return false, err
+			}
 		}
 		v, err := u.top()
 		if err != nil {
@@ -270,12 +254,7 @@ func (u *unpickler) step(op byte) (done bool, err error) {
 		}
 		u.memo[uint32(idx)] = v
 	case 'h', 'j': // BINGET, LONG_BINGET
-		var idx int64
-		if op == 'h' {
-			idx, err = u.byte1()
-		} else {
-			idx, err = u.uint32le()
-		}
+		idx, err := u.uint(memoWidth(op))
 		if err != nil {
 			return false, err
 		}
@@ -407,6 +386,15 @@ func (u *unpickler) step(op byte) (done bool, err error) {
 		return false, errors.New("not an opcode torch.save writes for a state dict")
 	}
 	return false, err
+}
+
+// memoWidth is the index width of the memo opcodes: 1 byte for BINPUT and
+// BINGET, 4 for their LONG_ forms.
+func memoWidth(op byte) int64 {
+	if op == 'r' || op == 'j' {
+		return 4
+	}
+	return 1
 }
 
 // line reads a GLOBAL operand: at most 256 bytes up to a newline.

@@ -120,7 +120,7 @@ func parseLegacyPth(data []byte) (StateDict, error) {
 		if numel != ref.numel {
 			return nil, fmt.Errorf("storage %s holds %d elements, the state dict says %d", key, numel, ref.numel)
 		}
-		b, err := u.take(numel * ref.dtype.size) // numel ≤ file size: checked in storageFromID's caller below
+		b, err := u.take(numel * ref.dtype.size) // against the bytes left; storageFromID bounds numel so this cannot overflow
 		if err != nil {
 			return nil, fmt.Errorf("storage %s of %d elements: %w", key, numel, err)
 		}

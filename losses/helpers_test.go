@@ -50,17 +50,7 @@ func quadraticNaive(a, b, x []float64) float64 {
 }
 
 // logSumExpNaive is log Σ exp(v) in float64 with the max shift.
-func logSumExpNaive(v []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = math.Max(m, x)
-	}
-	var s float64
-	for _, x := range v {
-		s += math.Exp(x - m)
-	}
-	return m + math.Log(s)
-}
+var logSumExpNaive = testutil.LogSumExp
 
 func assertClose(t *testing.T, what string, got, want, tol float64) {
 	t.Helper()

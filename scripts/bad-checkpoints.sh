@@ -15,10 +15,8 @@ run=${1:?usage: bad-checkpoints.sh RUN [EVAL_LEBM_BINARY] [OUT]}
 bin=${2:-}
 out=${3:-}
 cd "$(dirname "$0")/.."
-if [ -z "$bin" ]; then
-  go build -o bin/ ./cmd/eval-lebm
-  bin=bin/eval-lebm
-fi
+. scripts/bad-file-lib.sh
+bin=$(eval_lebm_binary "$bin")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -54,15 +52,6 @@ damage truncated-data 'd = open(b, "rb").read(); open(b, "wb").write(d[: len(d) 
 table="| damage | exit | seconds | peak MiB | message |\n|---|---|---|---|---|\n"
 for dir in "$work"/*/; do
   name=$(basename "$dir")
-  set +e
-  msg=$( (ulimit -v $((6 << 20)); /usr/bin/time -f '%e %M' -o "$work/time" timeout 60 "$bin" -run "$dir" -backend go -out "$work/eval-$name") 2>&1)
-  code=$?
-  set -e
-  read -r secs kib < <(tail -1 "$work/time")
-  first=$(echo "$msg" | grep -m1 -E 'eval-lebm:|panic:|fatal error:' || echo "$msg" | tail -1)
-  first=${first//$work/…}
-  first=$(echo "$first" | sed -E 's|^[0-9/]+ [0-9:]+ ||')
-  first=${first//|/\\|}
-  table+="| $name | $code | $secs | $((kib / 1024)) | ${first:0:240} |\n"
+  table+="| $name | $(measure "$work" 60 "$bin" -run "$dir" -backend go -out "$work/eval-$name") |\n"
 done
-if [ -n "$out" ]; then printf "%b" "$table" >"$out"; else printf "%b" "$table"; fi
+write_table "$out" "$table"

@@ -11,10 +11,8 @@ run=${1:?usage: bad-weights.sh RUN [EVAL_LEBM_BINARY] [OUT]}
 bin=${2:-}
 out=${3:-}
 cd "$(dirname "$0")/.."
-if [ -z "$bin" ]; then
-  go build -o bin/ ./cmd/eval-lebm
-  bin=bin/eval-lebm
-fi
+. scripts/bad-file-lib.sh
+bin=$(eval_lebm_binary "$bin")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" <<'PY'
@@ -42,16 +40,6 @@ PY
 
 table="| file | bytes | exit | seconds | peak MiB | message |\n|---|---|---|---|---|---|\n"
 for f in "$work"/*.pth; do
-  name=$(basename "$f")
-  set +e
-  msg=$( (ulimit -v $((6 << 20)); /usr/bin/time -f '%e %M' -o "$work/time" timeout 30 "$bin" -run "$run" -inception "$f" -backend go -out "$work/eval") 2>&1)
-  code=$?
-  set -e
-  read -r secs kib < <(tail -1 "$work/time")
-  first=$(echo "$msg" | grep -m1 -E 'eval-lebm:|panic:|fatal error:' || echo "$msg" | tail -1)
-  first=${first//$work/…}
-  first=$(echo "$first" | sed -E 's|^[0-9/]+ [0-9:]+ ||')
-  first=${first//|/\\|}
-  table+="| $name | $(stat -c %s "$f") | $code | $secs | $((kib / 1024)) | ${first:0:200} |\n"
+  table+="| $(basename "$f") | $(stat -c %s "$f") | $(measure "$work" 30 "$bin" -run "$run" -inception "$f" -backend go -out "$work/eval") |\n"
 done
-if [ -n "$out" ]; then printf "%b" "$table" >"$out"; else printf "%b" "$table"; fi
+write_table "$out" "$table"

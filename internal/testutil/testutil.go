@@ -1,7 +1,7 @@
 // Package testutil holds the helpers the project's numerical tests share:
 // the backend they run on (SimpleGo unless $EDLEBM_TEST_BACKEND names
 // another), element-wise comparison with a relative tolerance, and central
-// finite differences.
+// finite differences, and a float64 log-sum-exp.
 package testutil
 
 import (
@@ -184,4 +184,18 @@ func WriteBlankIDX(t testing.TB, path string, dims ...int) {
 	if err := mnist.WriteIDX(path, dims, make([]byte, size)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// LogSumExp is log Σ exp(v) in float64, taken about the largest term so
+// that the reference stays finite where the naive sum overflows.
+func LogSumExp(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	var s float64
+	for _, x := range v {
+		s += math.Exp(x - m)
+	}
+	return m + math.Log(s)
 }
