@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by scripts/bad-checkpoints.sh and bad-weights.sh (sourced, not run):
 # running eval-lebm on a bad file as a user would and tabulating the result.
 #
