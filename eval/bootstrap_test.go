@@ -96,6 +96,29 @@ func TestPercentileInterval(t *testing.T) {
 	}
 }
 
+// TestPercentileIntervalEdges checks the quantiles at the ends of the order
+// statistics: every quantile of one value is that value, and a level so
+// close to 1 that (1+level)/2 rounds to 1 gives the maximum (and the minimum
+// up to 2⁻⁵⁴ of the range) rather than reading past the last value.
+func TestPercentileIntervalEdges(t *testing.T) {
+	tests := []struct {
+		name          string
+		values        []float64
+		level, lo, hi float64
+	}{
+		{"one value", []float64{3}, 0.9, 3, 3},
+		{"level next to 1", []float64{10, 0, 30, 20}, math.Nextafter(1, 0), 0, 30},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lo, hi, err := PercentileInterval(tc.values, tc.level)
+			if err != nil || math.Abs(lo-tc.lo) > 1e-12 || hi != tc.hi {
+				t.Errorf("PercentileInterval(%v, %v) = [%v, %v] (%v), want [%v, %v]", tc.values, tc.level, lo, hi, err, tc.lo, tc.hi)
+			}
+		})
+	}
+}
+
 func TestMeanAUPRC(t *testing.T) {
 	labels := []bool{true, false, true, false, false}
 	columns := [][]float64{{0.9, 0.1, 0.8, 0.2, 0.3}, {0.1, 0.9, 0.8, 0.2, 0.3}}
@@ -134,6 +157,15 @@ func TestAnomalyScoresRoundTrip(t *testing.T) {
 		{"not ours", "a,b\n1,2\n", "want a header"},
 		{"bad label", "image,anomalous,score_0\n0,2,1.5\n", "anomalous = \"2\""},
 		{"bad score", "image,anomalous,score_0\n0,1,x\n", "row 1"},
+		// Each header check on its own: a file that fails only one of them
+		// is still rejected.
+		{"empty", "", "want a header"},
+		{"header only, no image", "image,anomalous,score_0\n", "want a header"},
+		{"no score column", "image,anomalous\n0,1\n", "want a header"},
+		{"first column not image", "img,anomalous,score_0\n0,1,2\n", "want a header"},
+		{"second column not anomalous", "image,label,score_0\n0,1,2\n", "want a header"},
+		// Rows are numbered from 1 after the header.
+		{"bad label in the second row", "image,anomalous,score_0\n0,1,1.5\n1,x,2\n", "row 2: anomalous = \"x\""},
 	} {
 		p := filepath.Join(t.TempDir(), "s.csv")
 		if err := os.WriteFile(p, []byte(c.content), 0o644); err != nil {

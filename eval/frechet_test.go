@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -329,6 +330,70 @@ func TestFrechetDistanceErrors(t *testing.T) {
 			_, err := FrechetDistance(tc.mu1, tc.s1, tc.mu2, tc.s2)
 			if err == nil || !strings.Contains(err.Error(), tc.wantText) {
 				t.Errorf("error = %v, want one containing %q", err, tc.wantText)
+			}
+		})
+	}
+}
+
+// TestFrechetDistancePSDToleranceIsRelative checks that how negative an
+// eigenvalue may be is relative to the covariance's scale (1e-9 × the
+// largest magnitude): a tiny negative eigenvalue of a large covariance is
+// clamped to 0, giving the hand-computed distance of diagonal Gaussians
+// (with Tr(Σ1) unclamped), while the same ratio of 1e-8 at a small scale is
+// rejected.
+func TestFrechetDistancePSDToleranceIsRelative(t *testing.T) {
+	mu := []float64{0, 0}
+	tests := []struct {
+		name     string
+		s1, s2   *mat.SymDense
+		want     float64
+		wantText string
+	}{
+		// √(1e6·4e6) = 2e6: 1e6 − 1e-4 + 4e6 + 1 − 2·2e6.
+		{"large scale, −1e-10 relative", diag(1e6, -1e-4), diag(4e6, 1), 1e6 + 1 - 1e-4, ""},
+		// √(1·4) = 2: 1 − 1e-10 + 4 + 1 − 2·2.
+		{"unit scale, −1e-10 relative", diag(1, -1e-10), diag(4, 1), 2 - 1e-10, ""},
+		{"small scale, −1e-8 relative", diag(1e-6, -1e-14), diag(1, 1), 0, "sigma1 has eigenvalue -1e-14"},
+		{"unit scale, −1e-8 relative", diag(1, 1), diag(-1e-8, 1), 0, "sigma2 has eigenvalue -1e-08"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := FrechetDistance(mu, tc.s1, mu, tc.s2)
+			if tc.wantText != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantText) {
+					t.Errorf("error = %v, want one containing %q", err, tc.wantText)
+				}
+				return
+			}
+			if err != nil || math.Abs(got-tc.want) > 1e-12*tc.want {
+				t.Errorf("distance = %.15g (%v), want %.15g", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestCleanEigenvalues checks the documented noise rule against hand-computed
+// results: eigenvalues ≤ n·ε·max|λ| (ε = 2⁻⁵², the boundary included) or
+// negative become 0, larger ones stay, and the smallest eigenvalue as given
+// and the largest magnitude are returned.
+func TestCleanEigenvalues(t *testing.T) {
+	tests := []struct {
+		name            string
+		lambda, want    []float64
+		lowest, largest float64
+	}{
+		{"at the noise bound 2·ε·1", []float64{1, 0x1p-51}, []float64{1, 0}, 0x1p-51, 1},
+		{"twice the noise bound", []float64{1, 0x1p-50}, []float64{1, 0x1p-50}, 0x1p-50, 1},
+		{"negative largest magnitude", []float64{-4, 2, 0}, []float64{0, 2, 0}, -4, 4},
+		{"all zero", []float64{0, 0}, []float64{0, 0}, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lambda := slices.Clone(tc.lambda)
+			lowest, largest := cleanEigenvalues(lambda)
+			if !slices.Equal(lambda, tc.want) || lowest != tc.lowest || largest != tc.largest {
+				t.Errorf("cleanEigenvalues(%v) = %v, lowest %v, largest %v; want %v, %v, %v",
+					tc.lambda, lambda, lowest, largest, tc.want, tc.lowest, tc.largest)
 			}
 		})
 	}

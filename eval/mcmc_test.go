@@ -186,6 +186,36 @@ func TestAutocorrelationHandComputed(t *testing.T) {
 	}
 }
 
+// TestMCMCDiagnosticsLargeOffset checks that R̂ and the autocorrelation do
+// not change when 1e8 is added to every draw, against values hand-computed
+// for the unshifted draws: the sums of squared deviations must not cancel
+// catastrophically when the mean is large and not exactly representable.
+func TestMCMCDiagnosticsLargeOffset(t *testing.T) {
+	const offset = 1e8
+	shift := func(x ...float64) []float64 {
+		for i := range x {
+			x[i] += offset
+		}
+		return x
+	}
+	// Deviations −⅓, −⅓, ⅔: Σd² = ⅔; lag sums −1/9, −2/9.
+	rho, err := Autocorrelation(shift(0, 0, 1), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range []float64{1, -1.0 / 6, -1.0 / 3} {
+		if math.Abs(rho[k]-want) > 1e-6 {
+			t.Errorf("ρ_%d = %v, want %v", k, rho[k], want)
+		}
+	}
+	// Means ⅓ and 4/3 (B/n = ½), s² = ⅓ each (W = ⅓):
+	// V̂ = ⅔·⅓ + ½ = 13/18, R̂ = √(13/6).
+	rHat, err := GelmanRubin([][]float64{shift(0, 0, 1), shift(1, 1, 2)})
+	if want := math.Sqrt(13.0 / 6); err != nil || math.Abs(rHat-want) > 1e-6 {
+		t.Errorf("R̂ = %v (%v), want %v", rHat, err, want)
+	}
+}
+
 // TestAutocorrelationAR1 checks ρ_k ≈ φ^k for a long stationary AR(1)
 // series x_t = φ x_{t−1} + ε_t.
 func TestAutocorrelationAR1(t *testing.T) {

@@ -77,3 +77,35 @@ func TestReportHasAnomaly(t *testing.T) {
 		}
 	}
 }
+
+// TestReadReportAnomalyHeldOutDefault checks that a report without
+// "anomaly_held_out" reads as -1 (no anomaly evaluation, as the field's doc
+// says) while an explicit class 0 is kept.
+func TestReadReportAnomalyHeldOutDefault(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, content string
+		want          int
+	}{
+		{"absent", `{"checkpoint": "c", "step": 3}`, -1},
+		{"absent with AUPRCs", `{"checkpoint": "c", "anomaly_auprcs": [0.5]}`, -1},
+		{"class 0", `{"checkpoint": "c", "anomaly_held_out": 0, "anomaly_auprcs": [0.5]}`, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".json")
+			if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := ReadReport(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.AnomalyHeldOut != c.want {
+				t.Errorf("AnomalyHeldOut = %d, want %d", r.AnomalyHeldOut, c.want)
+			}
+			if got, want := r.HasAnomaly(), c.want >= 0; got != want {
+				t.Errorf("HasAnomaly() = %v, want %v", got, want)
+			}
+		})
+	}
+}
