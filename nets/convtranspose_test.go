@@ -95,38 +95,63 @@ func generatorLayerCases(t *testing.T) []struct{ k, stride, padding, size int } 
 }
 
 // TestConvTranspose2DGeneratorLayers checks every implementation on every
-// generator layer's shape (batch 1, two channels in and out): the output
-// against the naive loop, and the gradients of L = Σ r ⊙ (convT(x, K) + b)
-// against central differences of it, exact here since L is linear. The
-// implementations share one graph per shape, which XLA compiles once.
+// generator layer's shape (batch 1, two channels in and out) with
+// checkConvTImpls.
 func TestConvTranspose2DGeneratorLayers(t *testing.T) {
-	impls := []ConvTImpl{ConvTNative, ConvTGather, ConvTShift} // ConvTAuto is one of them
 	for _, tc := range generatorLayerCases(t) {
 		t.Run(fmt.Sprintf("k%d_s%d_p%d_in%d", tc.k, tc.stride, tc.padding, tc.size), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, uint64(tc.k*1000+tc.size)))
-			x := testutil.RandomArray(rng, 1, 1, tc.size, tc.size, 2)
-			kernel := testutil.RandomArray(rng, 1, tc.k, tc.k, 2, 2)
-			bias := testutil.RandomArray(rng, 1, 2)
-			want := naiveConvT(x, kernel, bias.Data, tc.stride, tc.padding)
-			r := testutil.RandomArray(rng, 1, want.Dims...)
-			loss := func() float64 { return dot(r.Data, naiveConvT(x, kernel, bias.Data, tc.stride, tc.padding).Data) }
-			wantGrads := [][]float64{centralDiff(loss, x.Data, 1), centralDiff(loss, kernel.Data, 1), centralDiff(loss, bias.Data, 1)}
-
-			got := run(t, func(in []*Node) []*Node {
-				var outs []*Node
-				for _, impl := range impls {
-					out := ConvTranspose2D(in[0], in[1], in[2], tc.stride, tc.padding, impl)
-					outs = append(append(outs, out), Gradient(ReduceAllSum(Mul(in[3], out)), in[0], in[1], in[2])...)
-				}
-				return outs
-			}, x, kernel, bias, r)
-			for i, impl := range impls {
-				testutil.AssertAllClose(t, string(impl)+" output", got[4*i], want.Data, 1e-12)
-				for j, name := range []string{"dL/dx", "dL/dkernel", "dL/dbias"} {
-					testutil.AssertAllClose(t, string(impl)+" "+name, got[4*i+1+j], wantGrads[j], 1e-9)
-				}
-			}
+			checkConvTImpls(t, rng, tc.size, tc.size, tc.k, tc.k, tc.stride, tc.padding)
 		})
+	}
+}
+
+// TestConvTranspose2DEdgeSettings runs checkConvTImpls on settings no
+// generator uses: a stride of 3, where the phases of the shift
+// implementation take taps other than those of strides 1 and 2 (2·padding
+// and 2·tap are no multiples of it), and a one-row input padded down to a
+// one-row output, where some taps reach no output row.
+func TestConvTranspose2DEdgeSettings(t *testing.T) {
+	for _, tc := range []struct{ h, w, k, kw, stride, padding int }{
+		{h: 3, w: 2, k: 4, kw: 5, stride: 3, padding: 1},
+		{h: 1, w: 3, k: 3, kw: 3, stride: 1, padding: 1},
+	} {
+		t.Run(fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d", tc.k, tc.kw, tc.stride, tc.padding, tc.h, tc.w), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(4, uint64(tc.k*100+tc.h)))
+			checkConvTImpls(t, rng, tc.h, tc.w, tc.k, tc.kw, tc.stride, tc.padding)
+		})
+	}
+}
+
+// checkConvTImpls checks the native, gather and shift implementations on
+// random x [1, h, w, 2], kernel [k, kw, 2, 2] and bias: the output against
+// naiveConvT, and the gradients of L = Σ r ⊙ (convT(x, K) + b) against
+// central differences of it, exact here since L is linear. The
+// implementations share one graph, which XLA compiles once.
+func checkConvTImpls(t *testing.T, rng *rand.Rand, h, w, k, kw, stride, padding int) {
+	t.Helper()
+	impls := []ConvTImpl{ConvTNative, ConvTGather, ConvTShift} // ConvTAuto is one of them
+	x := testutil.RandomArray(rng, 1, 1, h, w, 2)
+	kernel := testutil.RandomArray(rng, 1, k, kw, 2, 2)
+	bias := testutil.RandomArray(rng, 1, 2)
+	want := naiveConvT(x, kernel, bias.Data, stride, padding)
+	r := testutil.RandomArray(rng, 1, want.Dims...)
+	loss := func() float64 { return dot(r.Data, naiveConvT(x, kernel, bias.Data, stride, padding).Data) }
+	wantGrads := [][]float64{centralDiff(loss, x.Data, 1), centralDiff(loss, kernel.Data, 1), centralDiff(loss, bias.Data, 1)}
+
+	got := run(t, func(in []*Node) []*Node {
+		var outs []*Node
+		for _, impl := range impls {
+			out := ConvTranspose2D(in[0], in[1], in[2], stride, padding, impl)
+			outs = append(append(outs, out), Gradient(ReduceAllSum(Mul(in[3], out)), in[0], in[1], in[2])...)
+		}
+		return outs
+	}, x, kernel, bias, r)
+	for i, impl := range impls {
+		testutil.AssertAllClose(t, string(impl)+" output", got[4*i], want.Data, 1e-12)
+		for j, name := range []string{"dL/dx", "dL/dkernel", "dL/dbias"} {
+			testutil.AssertAllClose(t, string(impl)+" "+name, got[4*i+1+j], wantGrads[j], 1e-9)
+		}
 	}
 }
 
@@ -239,6 +264,7 @@ func TestConvTranspose2DPanics(t *testing.T) {
 		{"channels", f32(1, 2, 2, 5), f32(4, 4, 3, 2), shapes.Shape{}, 1, 0, ConvTAuto, "x has 5 channels"},
 		{"stride", f32(1, 2, 2, 3), f32(4, 4, 3, 2), shapes.Shape{}, 0, 0, ConvTAuto, "stride 0"},
 		{"empty output", f32(1, 1, 1, 3), f32(2, 2, 3, 2), shapes.Shape{}, 1, 1, ConvTAuto, "output size 0"},
+		{"empty width", f32(3, 3, 1, 3), f32(2, 2, 3, 2), shapes.Shape{}, 1, 1, ConvTAuto, "output size 0 on spatial axis 1"},
 		{"bias", f32(1, 2, 2, 3), f32(4, 4, 3, 2), f32(3), 2, 1, ConvTAuto, "bias (Float32)[3] must be [2]"},
 		{"impl", f32(1, 2, 2, 3), f32(4, 4, 3, 2), shapes.Shape{}, 2, 1, "fft", `"fft"`},
 	} {

@@ -32,6 +32,8 @@ func TestLayerFLOPs(t *testing.T) {
 			2 * 1 * 1 * 128 * 1024 * 64, 2 * 8 * 8 * 1024 * 512 * 16, 2 * 16 * 16 * 512 * 256 * 16, 2 * 32 * 32 * 256 * 3 * 9}},
 		// 100 → 200 → 200 → 1.
 		{"LEBM prior", prior.LayerFLOPs(100), []float64{2 * 100 * 200, 2 * 200 * 200, 2 * 200 * 1}},
+		// 5 → 1, the output layer alone.
+		{"linear MLP", MLPConfig{Activation: ActTanh}.LayerFLOPs(5), []float64{2 * 5 * 1}},
 	}
 	for _, c := range cases {
 		if !slices.Equal(c.got, c.want) {

@@ -130,7 +130,8 @@ func TestGeneratorForward(t *testing.T) {
 
 // TestGeneratorInit checks the initial variables of the SVHN generator:
 // Xavier-normal kernels with std √(2/((Cin+Cout)·k²)) and biases uniform in
-// ±1/√(Cout·k²), as PyTorch would initialise them.
+// ±1/√(Cout·k²) (within the bound, mean 0, std bound/√3), as PyTorch would
+// initialise them.
 func TestGeneratorInit(t *testing.T) {
 	cfg, err := GeneratorPreset("svhn")
 	if err != nil {
@@ -160,10 +161,22 @@ func TestGeneratorInit(t *testing.T) {
 				t.Errorf("weights std %.5g, want %.5g (relative tolerance %.2g)", std, want, tol)
 			}
 			bound := 1 / math.Sqrt(float64(l.Out*l.Kernel*l.Kernel))
-			for j, v := range variableData(t, ctx, scope, "biases") {
+			biases := variableData(t, ctx, scope, "biases")
+			var sum, sq float64
+			for j, v := range biases {
 				if math.Abs(v) > bound {
 					t.Fatalf("bias %d = %v outside ±%v", j, v, bound)
 				}
+				sum, sq = sum+v, sq+v*v
+			}
+			// Uniform in ±bound: mean 0 and std bound/√3, each with standard
+			// error at most (bound/√3)/√n; allow 5 of them.
+			n, std := float64(len(biases)), bound/math.Sqrt(3)
+			if mean, tol := sum/n, 5*std/math.Sqrt(n); math.Abs(mean) > tol {
+				t.Errorf("biases mean %.5g, want 0 ± %.2g", mean, tol)
+			}
+			if got, tol := math.Sqrt(sq/n), 5*std/math.Sqrt(n); math.Abs(got-std) > tol {
+				t.Errorf("biases std %.5g, want %.5g ± %.2g", got, std, tol)
 			}
 		})
 		cin = l.Out
@@ -177,6 +190,8 @@ func TestGeneratorConfigValidate(t *testing.T) {
 		wantErr string // "" for a valid config
 	}{
 		{"one layer", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{1, 4, 1, 0}}}, ""},
+		{"nz 1", GeneratorConfig{Nz: 1, Layers: []ConvTLayer{{1, 4, 1, 0}}}, ""},
+		{"1×1 output", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{1, 3, 1, 1}}}, ""},
 		{"zero nz", GeneratorConfig{Nz: 0, Layers: []ConvTLayer{{1, 4, 1, 0}}}, "nz = 0"},
 		{"no layers", GeneratorConfig{Nz: 2}, "no layers"},
 		{"zero channels", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{8, 4, 1, 0}, {0, 4, 2, 1}}}, "layer 1"},
@@ -188,6 +203,60 @@ func TestGeneratorConfigValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assertValidate(t, tc.cfg.Validate(), tc.wantErr)
+		})
+	}
+}
+
+// TestGeneratorOutputShape checks OutputShape against sizes worked out by
+// hand with Ho = (H−1)·stride − 2·padding + k, and that a config without
+// layers (which Validate rejects) gives the 1×1 latent input with no
+// channels instead of panicking.
+func TestGeneratorOutputShape(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cfg      GeneratorConfig
+		h, w, ch int
+	}{
+		{"no layers", GeneratorConfig{Nz: 2}, 1, 1, 0},
+		// 1 → 4 → (4−1)·2 − 2 + 3 = 7.
+		{"two layers", GeneratorConfig{Nz: 2, Layers: []ConvTLayer{{5, 4, 1, 0}, {3, 3, 2, 1}}}, 7, 7, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if h, w, ch := tc.cfg.OutputShape(); h != tc.h || w != tc.w || ch != tc.ch {
+				t.Errorf("OutputShape() = %d×%d×%d, want %d×%d×%d", h, w, ch, tc.h, tc.w, tc.ch)
+			}
+		})
+	}
+}
+
+// TestGeneratorPanics checks that Generator and GeneratorIn reject an
+// invalid config, a z that is not [batch, Nz] and an integer compute type
+// with a panic naming the culprit (graph building only, nothing compiled).
+func TestGeneratorPanics(t *testing.T) {
+	cfg := GeneratorConfig{Nz: 3, Layers: []ConvTLayer{{2, 4, 1, 0}}}
+	for _, tc := range []struct {
+		name    string
+		cfg     GeneratorConfig
+		z       shapes.Shape
+		compute dtypes.DType
+		want    string
+	}{
+		{"invalid config", GeneratorConfig{Nz: 0, Layers: cfg.Layers}, shapes.Make(dtypes.Float32, 2, 3), dtypes.Float32, "nz = 0"},
+		{"z width", cfg, shapes.Make(dtypes.Float32, 2, 5), dtypes.Float32, "(Float32)[2 5]; want [batch, 3]"},
+		{"z rank", cfg, shapes.Make(dtypes.Float32, 2, 3, 1), dtypes.Float32, "(Float32)[2 3 1]; want [batch, 3]"},
+		{"integer compute", cfg, shapes.Make(dtypes.Float32, 2, 3), dtypes.Int32, "compute dtype Int32"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewGraph(testBackend(), tc.name)
+			defer g.Finalize()
+			z := Parameter(g, "z", tc.z)
+			defer func() {
+				r := recover()
+				if err, ok := r.(error); !ok || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("panic %v, want an error containing %q", r, tc.want)
+				}
+			}()
+			GeneratorIn(context.New(), z, tc.cfg, tc.compute)
 		})
 	}
 }

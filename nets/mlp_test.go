@@ -250,6 +250,8 @@ func TestMLPConfigValidate(t *testing.T) {
 		{"lebm prior", LEBMPriorMLP(), ""},
 		{"toy", ToyEnergyMLP(), ""},
 		{"no hidden layers", MLPConfig{Activation: ActTanh}, ""},
+		{"width 1", MLPConfig{Hidden: []int{1}, Activation: ActSwish}, ""},
+		{"ReLU (slope 0)", MLPConfig{Hidden: []int{4}, Activation: ActLeakyReLU}, ""},
 		{"zero width", MLPConfig{Hidden: []int{4, 0}, Activation: ActSoftplus}, "hidden layer 1 width = 0"},
 		{"unknown activation", MLPConfig{Hidden: []int{4}, Activation: "relu6"}, `activation "relu6"`},
 		{"slope too big", MLPConfig{Hidden: []int{4}, Activation: ActLeakyReLU, LeakySlope: 1}, "slope = 1"},
