@@ -118,7 +118,8 @@ func LoadPath(ctx *context.Context, path string) (err error) {
 // Latest returns the folder of the newest complete checkpoint in
 // dir, or an error saying why there is none.
 func Latest(dir string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(dir, latestFile))
+	pointer := filepath.Join(dir, latestFile)
+	data, err := readSmall(pointer, maxLatestSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("checkpoint: no checkpoint in %s (no %s file): %w", dir, latestFile, os.ErrNotExist)
 	}
@@ -126,14 +127,44 @@ func Latest(dir string) (string, error) {
 		return "", fmt.Errorf("checkpoint: reading checkpoint pointer: %w", err)
 	}
 	name := strings.TrimSpace(string(data))
-	if !strings.HasPrefix(name, stepPrefix) || strings.ContainsAny(name, `/\`) {
-		return "", fmt.Errorf("checkpoint: %s is corrupt: it names %q, not a %sN checkpoint folder", filepath.Join(dir, latestFile), name, stepPrefix)
+	if len(data) > maxLatestSize || !strings.HasPrefix(name, stepPrefix) || strings.ContainsAny(name, `/\`) {
+		return "", fmt.Errorf("checkpoint: %s is corrupt: it should name a %sN checkpoint folder, and starts %s", pointer, stepPrefix, quoteStart(data, 40))
 	}
 	path := filepath.Join(dir, name)
-	if info, err := os.Stat(path); err != nil || !info.IsDir() {
-		return "", fmt.Errorf("checkpoint: %s names %s, which is missing: %v", filepath.Join(dir, latestFile), path, err)
+	info, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("checkpoint: %s names %s, which does not exist", pointer, path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("checkpoint: %s names a folder that cannot be read: %w", pointer, err)
+	}
+	if !info.IsDir() {
+		return "", fmt.Errorf("checkpoint: %s names %s, which is a file, not a checkpoint folder", pointer, path)
 	}
 	return path, nil
+}
+
+// maxLatestSize bounds the LATEST file read: it holds one folder name.
+const maxLatestSize = 256
+
+// readSmall reads up to limit+1 bytes of path: a longer file shows as
+// more than limit bytes without being read whole.
+func readSmall(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
+// quoteStart quotes at most n bytes of data, Go-escaped, with "…" when
+// cut, so that a file's bad bytes never fill an error message.
+func quoteStart(data []byte, n int) string {
+	if len(data) <= n {
+		return fmt.Sprintf("%q", data)
+	}
+	return fmt.Sprintf("%q…", data[:n])
 }
 
 // List returns the complete checkpoints in dir, oldest first, up to the

@@ -220,10 +220,53 @@ func FuzzLatest(f *testing.F) {
 			if !strings.Contains(err.Error(), dir) {
 				t.Errorf("error %q does not name %s", err, dir)
 			}
+			if len(err.Error()) > 3*len(dir)+400 {
+				t.Errorf("error of %d bytes for a LATEST of %d: the file's bytes must be cut", len(err.Error()), len(data))
+			}
 			return
 		}
 		if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), stepPrefix) {
 			t.Errorf("LATEST %q gave %s, outside %s", data, path, dir)
 		}
 	})
+}
+
+// TestLatestErrorsSayWhatIsWrong: a LATEST file that is not a folder name
+// (a picture saved over it) is reported by its first bytes, escaped, not
+// quoted whole; a name of a file or of nothing says which.
+func TestLatestErrorsSayWhatIsWrong(t *testing.T) {
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 83_000)...)
+	for _, c := range []struct {
+		name    string
+		latest  []byte
+		prepare func(dir string)
+		want    []string
+	}{
+		{"a PNG", png, nil, []string{"LATEST is corrupt", `"\x89PNG\r\n\x1a\n`, "…"}},
+		{"a folder name padded past the limit", append([]byte("step-000000001"), make([]byte, 300)...), nil, []string{"LATEST is corrupt"}},
+		{"a step that is a file", []byte("step-000000002\n"), func(dir string) {
+			os.WriteFile(filepath.Join(dir, "step-000000002"), nil, 0o644)
+		}, []string{"step-000000002, which is a file, not a checkpoint folder"}},
+		{"a step that is missing", []byte("step-000000003\n"), nil, []string{"step-000000003, which does not exist"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.prepare != nil {
+				c.prepare(dir)
+			}
+			os.WriteFile(filepath.Join(dir, "LATEST"), c.latest, 0o644)
+			_, err := Latest(dir)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if len(err.Error()) > 2*len(dir)+250 {
+				t.Errorf("error of %d bytes: %q", len(err.Error()), err)
+			}
+		})
+	}
 }

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Shared by scripts/bad-checkpoints.sh and bad-weights.sh (sourced, not run):
-# running eval-lebm on a bad file as a user would and tabulating the result.
+# Shared by scripts/bad-checkpoints.sh, bad-weights.sh and bad-images.sh (sourced, not run):
+# running eval-lebm or train-lebm on a bad file as a user would and tabulating the result.
 #
 # eval_lebm_binary BIN: prints BIN, or builds bin/eval-lebm and prints that.
 eval_lebm_binary() {
@@ -25,7 +25,7 @@ measure() {
   code=$?
   set -e
   read -r secs kib < <(tail -1 "$work/time")
-  first=$(echo "$msg" | grep -m1 -E 'eval-lebm:|panic:|fatal error:' || echo "$msg" | tail -1)
+  first=$(echo "$msg" | grep -m1 -E '(eval|train)-lebm:|panic:|fatal error:' || echo "$msg" | tail -1)
   first=${first//$work/…}
   first=$(echo "$first" | sed -E 's|^[0-9/]+ [0-9:]+ ||')
   first=${first//|/\\|}

@@ -45,6 +45,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
 )
@@ -122,32 +123,34 @@ func run(o options) error {
 	if o.anomalyHoldout >= 0 && o.data != "mnist" && o.data != "fashion-mnist" {
 		return fmt.Errorf("flag -anomaly-holdout: the anomaly protocol is defined for mnist and fashion-mnist, not %s", o.data)
 	}
-	if o.attribute != "" && (!byname.IsCelebA(o.data) || o.attributeN < 2 || !(o.attributeScale > 0)) {
-		return fmt.Errorf("flag -attribute %q: needs -data celeba64 or celeba128 (got %s), -attribute-n ≥ 2 (got %d) and -attribute-scale > 0 (got %v)",
-			o.attribute, o.data, o.attributeN, o.attributeScale)
+	if o.attribute != "" && !byname.IsCelebA(o.data) {
+		return fmt.Errorf("flag -attribute %q: needs -data celeba64 or celeba128, not %s", o.attribute, o.data)
 	}
-	if (o.classifierDir != "" || o.inception != "") && o.fidSamples < 2 {
-		return fmt.Errorf("-fid-samples %d: want at least 2 (and more than the features' dimensions)", o.fidSamples)
-	}
-	if o.postSteps < 0 || o.genSteps < 0 || o.postStep < 0 || o.genStep < 0 {
-		return fmt.Errorf("-test-posterior-steps %d, -test-posterior-step %v, -gen-steps %d, -gen-step %v: want values ≥ 0 (0: the checkpoint's)",
-			o.postSteps, o.postStep, o.genSteps, o.genStep)
-	}
-	if o.fidTrainN < 0 {
-		return fmt.Errorf("-fid-train-n %d: want ≥ 0 (0: the whole training split)", o.fidTrainN)
-	}
-	if o.interpRows < 1 || o.interpSteps < 2 {
-		return fmt.Errorf("-interp-rows must be ≥ 1 and -interp-steps ≥ 2 (got %d, %d)", o.interpRows, o.interpSteps)
-	}
-	if reconN < 1 || batch < 1 || chains < 2 || chainSteps < 100 || chainSteps%50 != 0 || maxLag < 1 || maxLag >= chainSteps/2 {
-		return fmt.Errorf("want -recon-n, -batch ≥ 1, -chains ≥ 2, -chain-steps a multiple of 50 and ≥ 100, 1 ≤ -max-lag < chain-steps/2 (got %d, %d, %d, %d, %d)",
-			reconN, batch, chains, chainSteps, maxLag)
+	fid := o.classifierDir != "" || o.inception != ""
+	if err := flagcheck.Check(
+		flagcheck.Rule{Flag: "attribute-n", Value: o.attributeN, OK: o.attribute == "" || o.attributeN >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Flag: "attribute-scale", Value: o.attributeScale, OK: o.attribute == "" || o.attributeScale > 0, Want: "> 0"},
+		flagcheck.Rule{Flag: "fid-samples", Value: o.fidSamples, OK: !fid || o.fidSamples >= 2, Want: "≥ 2 (and more than the features' dimensions)"},
+		flagcheck.Rule{Flag: "test-posterior-steps", Value: o.postSteps, OK: o.postSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
+		flagcheck.Rule{Flag: "test-posterior-step", Value: o.postStep, OK: o.postStep >= 0, Want: "≥ 0 (0: the checkpoint's)"},
+		flagcheck.Rule{Flag: "gen-steps", Value: o.genSteps, OK: o.genSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
+		flagcheck.Rule{Flag: "gen-step", Value: o.genStep, OK: o.genStep >= 0, Want: "≥ 0 (0: the checkpoint's)"},
+		flagcheck.Rule{Flag: "fid-train-n", Value: o.fidTrainN, OK: o.fidTrainN >= 0, Want: "≥ 0 (0: the whole training split)"},
+		flagcheck.Rule{Flag: "interp-rows", Value: o.interpRows, OK: o.interpRows >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "interp-steps", Value: o.interpSteps, OK: o.interpSteps >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Flag: "recon-n", Value: reconN, OK: reconN >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "batch", Value: batch, OK: batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "chains", Value: chains, OK: chains >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Flag: "chain-steps", Value: chainSteps, OK: chainSteps >= 100 && chainSteps%50 == 0, Want: "a multiple of 50, at least 100"},
+		flagcheck.Rule{Flag: "max-lag", Value: maxLag, OK: maxLag >= 1 && maxLag < chainSteps/2, Want: fmt.Sprintf("≥ 1 and below half of -chain-steps %d", chainSteps)},
+	); err != nil {
+		return err
 	}
 	if out == "" {
 		out = filepath.Join(runDir, "eval")
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+	if info, err := os.Stat(out); err == nil && !info.IsDir() {
+		return fmt.Errorf("flag -out %s: a file, not a folder", out)
 	}
 	b, err := backend.OpenForCommand(o.backend)
 	if err != nil {
@@ -187,13 +190,18 @@ func run(o options) error {
 		return fmt.Errorf("flag -data-dir %s: images are %d×%d×%d, but the checkpoint's generator makes %d×%d×%d: the checkpoint does not match the data set",
 			dataDir, test.Height, test.Width, test.Channels, h, w, c)
 	}
+	if available := min(reconN, test.N); available < batch {
+		return fmt.Errorf("flag -batch %d: larger than the %d test images to reconstruct (-recon-n)", batch, available)
+	}
+	// Created only now that the run, the data and every flag are known
+	// good: a failed command leaves no empty folder behind.
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("flag -out: %w", err)
+	}
 	if o.attribute != "" {
 		if err := attributeGrid(model, test, o, out); err != nil {
 			return fmt.Errorf("flag -attribute: %w", err)
 		}
-	}
-	if available := min(reconN, test.N); available < batch {
-		return fmt.Errorf("flag -batch %d: larger than the %d test images to reconstruct (-recon-n)", batch, available)
 	}
 	reconN = min(reconN, test.N) / batch * batch
 	size := test.ImageSize()

@@ -227,12 +227,17 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"no run folder", "", mnist.DefaultFashionDir, "-run"},
 		{"run without checkpoint", t.TempDir(), mnist.DefaultFashionDir, "no checkpoint"},
+		{"run folder that does not exist", filepath.Join(t.TempDir(), "none"), mnist.DefaultFashionDir, "no checkpoint"},
 		{"data that does not match the checkpoint", runDir, wrongSize, "does not match"},
 	}
 	for _, c := range cases {
 		err := run(options{runDir: c.run, data: "fashion-mnist", dataDir: c.dataDir, backend: testutil.BackendName(), reconN: 8, batch: 8, chains: 2, chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2})
 		if err == nil || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.mention)
+		}
+		// A failed evaluation leaves no (empty) RUN/eval behind.
+		if _, statErr := os.Stat(filepath.Join(c.run, "eval")); c.run != "" && statErr == nil {
+			t.Errorf("%s: %s/eval was created", c.name, c.run)
 		}
 	}
 
@@ -246,7 +251,9 @@ func TestBadInput(t *testing.T) {
 		{"no classifier there", func(o *options) { o.classifierDir = t.TempDir() }, []string{"-classifier", "no checkpoint"}},
 		{"too few FID samples", func(o *options) { o.classifierDir = wideClassifier }, []string{"-fid-samples 16", "24 classifier feature dimensions"}},
 		{"one FID sample", func(o *options) { o.classifierDir, o.fidSamples = wideClassifier, 1 }, []string{"-fid-samples 1"}},
-		{"negative sampler steps", func(o *options) { o.genSteps = -1 }, []string{"-gen-steps -1", "≥ 0"}},
+		{"negative sampler steps", func(o *options) { o.genSteps = -1 }, []string{"flag -gen-steps -1", "≥ 0"}},
+		{"a lag past half the chain", func(o *options) { o.maxLag = 50 }, []string{"flag -max-lag 50", "below half of -chain-steps 100"}},
+		{"-out a file", func(o *options) { o.out = filepath.Join(runDir, "checkpoint", "LATEST") }, []string{"flag -out", "LATEST: a file, not a folder"}},
 	} {
 		o := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: testutil.BackendName(), reconN: 8, batch: 8, chains: 2, chainSteps: 100,
 			maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2, fidSamples: 16, out: t.TempDir()}

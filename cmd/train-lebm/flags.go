@@ -10,6 +10,7 @@ import (
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
 )
 
@@ -29,14 +30,77 @@ type options struct {
 	gridN, reconN   int
 	keepEpochs      int
 	checkpointEvery time.Duration
+	picturesEvery   time.Duration
 	// stopAfter ends this invocation after that many steps (0: never),
 	// checkpointed, for runs sliced into sessions; running again resumes.
 	stopAfter int64
+	// afterWrite, when set (by tests), is called after each file a step
+	// writes, named: "metrics", "checkpoint".
+	afterWrite func(what string)
+}
+
+// wrote reports a finished write to afterWrite.
+func (o options) wrote(what string) {
+	if o.afterWrite != nil {
+		o.afterWrite(what)
+	}
 }
 
 func parseFlags(args []string) (options, error) {
-	fs := flag.NewFlagSet("train-lebm", flag.ContinueOnError)
 	var o options
+	fs, model := declareFlags(&o)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if !slices.Contains(byname.Names, o.data) {
+		return o, fmt.Errorf("flag -data %s: no loader for it yet; the data sets this command reads are %v", o.data, byname.Names)
+	}
+	cfg, err := model.config(fs, o.data)
+	if err != nil {
+		// Name the flag at fault: the one whose value fails on its own.
+		return o, flagcheck.Blame(fs, err, []string{"data"}, func(args []string) error {
+			var alone options
+			fs, model := declareFlags(&alone)
+			if err := fs.Parse(args); err != nil {
+				return err
+			}
+			_, err := model.config(fs, alone.data)
+			return err
+		})
+	}
+	o.cfg = cfg
+	o.sized = isSet(fs, "epochs") || isSet(fs, "batch") || isSet(fs, "train-size")
+	if o.dataDir == "" && o.data == "fashion-mnist" {
+		o.dataDir = mnist.DefaultFashionDir
+	}
+	if o.dataDir == "" {
+		return o, fmt.Errorf("flag -data-dir: required for -data %s", o.data)
+	}
+	if o.out == "" {
+		o.out = filepath.Join("runs", o.data+"-"+cfg.Method)
+	}
+	return o, flagcheck.Check(
+		flagcheck.Rule{Flag: "epochs", Value: o.epochs, OK: o.epochs >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "train-size", Value: o.trainSize, OK: o.trainSize >= 0, Want: "≥ 0 (0: every image)"},
+		flagcheck.Rule{Flag: "train-size", Value: o.trainSize, OK: o.trainSize == 0 || o.batch <= o.trainSize, Want: fmt.Sprintf("at least -batch %d", o.batch)},
+		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch <= byname.TrainImages[o.data], Want: fmt.Sprintf("at most the %d training images of %s", byname.TrainImages[o.data], o.data)},
+		flagcheck.Rule{Flag: "grid", Value: o.gridN, OK: o.gridN >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "recon", Value: o.reconN, OK: o.reconN >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "keep-epochs", Value: o.keepEpochs, OK: o.keepEpochs >= 0, Want: "≥ 0"},
+		flagcheck.Rule{Flag: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
+		flagcheck.Rule{Flag: "pictures-every", Value: o.picturesEvery, OK: o.picturesEvery > 0, Want: "> 0"},
+		flagcheck.Rule{Flag: "stop-after", Value: o.stopAfter, OK: o.stopAfter >= 0, Want: "≥ 0 (0: run to the end)"},
+	)
+}
+
+// declareFlags declares the command's flags, writing the run's settings
+// into o and returning the model's.
+func declareFlags(o *options) (*flag.FlagSet, modelSettings) {
+	fs := flag.NewFlagSet("train-lebm", flag.ContinueOnError)
 	fs.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("data set: %v", byname.Names))
 	fs.StringVar(&o.dataDir, "data-dir", "", "the data set's files: IDX folder (mnist, fashion-mnist; default Debian's "+mnist.DefaultFashionDir+
 		" for fashion-mnist), folder of train_32x32.mat/test_32x32.mat (svhn), cifar-10-binary.tar.gz or its folder (cifar10), CelebA root with img_align_celeba/ or its zip and list_eval_partition.txt (celeba64, celeba128)")
@@ -48,57 +112,27 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.trainSize, "train-size", paperSize.trainSize, "use only the first N training images (0: all); "+cpuDefaultNote)
 	fs.BoolVar(&o.paper, "paper", false, "train the paper's full run (every image, 200 epochs of 128) on any backend, not only on a CUDA GPU")
 	fs.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "anomaly-detection protocol: pool train and test, hold this class out, train on 80 % of the rest (seed 42); -1: off")
-	fs.IntVar(&o.gridN, "grid", 64, "generated images in each epoch's sample grid")
-	fs.IntVar(&o.reconN, "recon", 32, "test images in each epoch's reconstruction grid")
+	fs.IntVar(&o.gridN, "grid", 64, "generated images in each sample grid")
+	fs.IntVar(&o.reconN, "recon", 32, "test images in each reconstruction grid")
 	fs.IntVar(&o.keepEpochs, "keep-epochs", 0, "also snapshot the model at the end of each epoch into OUT/"+epochsDir+", keeping the last N (eval-lebm averages anomaly AUPRC over them); 0: off")
 	fs.DurationVar(&o.checkpointEvery, "checkpoint-every", 10*time.Minute, "also checkpoint this often within an epoch")
+	fs.DurationVar(&o.picturesEvery, "pictures-every", 5*time.Minute, "besides each epoch's grids, write sample and reconstruction grids this often within an epoch (files named by step)")
 	fs.Int64Var(&o.stopAfter, "stop-after", 0, "checkpoint and exit after this many steps of this invocation, even mid-epoch; run the same command again to go on (0: run to the end)")
+	return fs, modelFlags(fs)
+}
 
-	// Model settings: registered after -data is known, so defaults follow the data set.
-	method := fs.String("method", lebm.MethodED, fmt.Sprintf("prior update: %v", lebm.Methods))
-	seed := fs.Int64("seed", 1, "random seed (0: random)")
-	model := modelFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if !slices.Contains(byname.Names, o.data) {
-		return o, fmt.Errorf("flag -data %s: no loader for it yet; the data sets this command reads are %v", o.data, byname.Names)
-	}
-	cfg, err := lebm.DefaultConfig(o.data)
-	if err != nil {
-		return o, fmt.Errorf("flag -data: %w", err)
-	}
-	cfg.Method, cfg.Seed = *method, *seed
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	o.sized = set["epochs"] || set["batch"] || set["train-size"]
-	model.apply(&cfg, set)
-	if err := cfg.Validate(); err != nil {
-		return o, err
-	}
-	o.cfg = cfg
-	if o.dataDir == "" && o.data == "fashion-mnist" {
-		o.dataDir = mnist.DefaultFashionDir
-	}
-	if o.dataDir == "" {
-		return o, fmt.Errorf("flag -data-dir: required for -data %s", o.data)
-	}
-	if o.out == "" {
-		o.out = filepath.Join("runs", o.data+"-"+cfg.Method)
-	}
-	if o.epochs < 1 || o.batch < 1 || o.trainSize < 0 || o.gridN < 1 || o.reconN < 1 || o.checkpointEvery <= 0 || o.keepEpochs < 0 || o.stopAfter < 0 {
-		return o, fmt.Errorf("-epochs, -batch, -grid, -recon must be ≥ 1, -train-size, -keep-epochs and -stop-after ≥ 0 and -checkpoint-every > 0 (got %d, %d, %d, %d, %d, %d, %d, %s)",
-			o.epochs, o.batch, o.gridN, o.reconN, o.trainSize, o.keepEpochs, o.stopAfter, o.checkpointEvery)
-	}
-	return o, nil
+// isSet reports whether the user gave the flag name.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // modelSettings are flags that override the data set's default Config
 // when given.
 type modelSettings struct {
+	method                                                      *string
+	seed                                                        *int64
 	postSteps, testPostSteps, priorSteps, genSteps, edM, smProj *int
 	postStep, testPostStep, priorStep, genStep                  *float64
 	edT, edW, lrGen, lrPrior, lrDecay, sigma                    *float64
@@ -108,6 +142,8 @@ type modelSettings struct {
 func modelFlags(fs *flag.FlagSet) modelSettings {
 	d, _ := lebm.DefaultConfig("svhn") // for the help text only
 	return modelSettings{
+		method:        fs.String("method", lebm.MethodED, fmt.Sprintf("prior update: %v", lebm.Methods)),
+		seed:          fs.Int64("seed", 1, "random seed (0: random)"),
 		postSteps:     fs.Int("posterior-steps", d.PosteriorLangevin.Steps, "training posterior Langevin steps (paper: 20; 40 for cifar10)"),
 		postStep:      fs.Float64("posterior-step", d.PosteriorLangevin.StepSize, "training posterior Langevin step size s"),
 		testPostSteps: fs.Int("test-posterior-steps", d.TestPosteriorLangevin.Steps, "test-time posterior Langevin steps (reconstructions)"),
@@ -127,6 +163,20 @@ func modelFlags(fs *flag.FlagSet) modelSettings {
 		sigma:         fs.Float64("sigma", d.Sigma, "σ of the Gaussian likelihood"),
 		computeDType:  fs.String("compute-dtype", d.ComputeDType, fmt.Sprintf("generator layers' dtype %q: bfloat16 for the GPU's fast matrix units, variables and energies staying float32 (\"\": float32)", lebm.ComputeDTypes)),
 	}
+}
+
+// config returns the data set's default configuration with the flags the
+// user set applied, validated.
+func (s modelSettings) config(fs *flag.FlagSet, data string) (lebm.Config, error) {
+	cfg, err := lebm.DefaultConfig(data)
+	if err != nil {
+		return cfg, fmt.Errorf("flag -data: %w", err)
+	}
+	cfg.Method, cfg.Seed = *s.method, *s.seed
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	s.apply(&cfg, set)
+	return cfg, cfg.Validate()
 }
 
 // apply copies the flags the user set into cfg.

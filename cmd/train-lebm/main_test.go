@@ -217,3 +217,75 @@ func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
 		})
 	}
 }
+
+// Mistakes a user makes are reported before any data is read — each case
+// points -data-dir at a folder that does not exist, so an error about the
+// data would mean the check came too late — naming the flag as typed and
+// its value, quoting no more than the start of a bad file, and creating no
+// folder.
+func TestMistakesAreNamedBeforeLoadingAndCreateNothing(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	os.WriteFile(file, []byte("not a folder"), 0o644)
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 83_000)...)
+	for _, c := range []struct {
+		name    string
+		args    []string
+		prepare func(out string) // files the run folder holds before
+		mention []string
+	}{
+		{"NaN learning rate", []string{"-lr-gen", "NaN"}, nil, []string{"flag -lr-gen NaN", "must be a finite number > 0"}},
+		{"zero epochs", []string{"-epochs", "0"}, nil, []string{"flag -epochs 0: must be ≥ 1"}},
+		{"negative grid", []string{"-grid", "-3"}, nil, []string{"flag -grid -3: must be ≥ 1"}},
+		{"batch over the data set", []string{"-batch", "100000"}, nil, []string{"flag -batch 100000", "60000 training images"}},
+		{"batch over -train-size", []string{"-batch", "64", "-train-size", "32"}, nil, []string{"flag -train-size 32", "-batch 64"}},
+		{"ED setting", []string{"-ed-t", "-1"}, nil, []string{"flag -ed-t -1", "t (perturbation variance) = -1"}},
+		{"-out a file", []string{"-out", file}, nil, []string{"flag -out " + file, "not a folder"}},
+		{"LATEST a picture", nil, func(out string) {
+			os.MkdirAll(filepath.Join(out, "checkpoint"), 0o755)
+			os.WriteFile(filepath.Join(out, "checkpoint", "LATEST"), png, 0o644)
+		}, []string{"LATEST is corrupt", `\x89PNG`}},
+		{"LATEST naming a file", nil, func(out string) {
+			os.MkdirAll(filepath.Join(out, "checkpoint"), 0o755)
+			os.WriteFile(filepath.Join(out, "checkpoint", "LATEST"), []byte("step-000000005\n"), 0o644)
+			os.WriteFile(filepath.Join(out, "checkpoint", "step-000000005"), nil, 0o644)
+		}, []string{"step-000000005, which is a file"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			if c.prepare != nil {
+				c.prepare(out)
+			}
+			before := listTree(t, filepath.Dir(out))
+			args := append([]string{"-backend", "go", "-data-dir", "/no/such/data", "-out", out}, c.args...)
+			err := runCommand(t, args)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, m := range c.mention {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q does not mention %q", err, m)
+				}
+			}
+			if len(err.Error()) > 600 {
+				t.Errorf("error of %d bytes", len(err.Error()))
+			}
+			if after := listTree(t, filepath.Dir(out)); !slices.Equal(before, after) {
+				t.Errorf("files before %v, after %v", before, after)
+			}
+		})
+	}
+}
+
+// listTree lists the paths under dir.
+func listTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var paths []string
+	err := filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
+		paths = append(paths, path)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths
+}

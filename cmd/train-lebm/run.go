@@ -44,7 +44,14 @@ type stepRecord struct {
 	TestReconstructionMSE float64 `json:"test_reconstruction_mse,omitempty"`
 }
 
+// run trains as o says until the run's last step, a signal on stop or
+// -stop-after. Everything a user can get wrong — the output folder, the
+// checkpoint to resume, the batch size — is checked before the data set
+// is loaded, and the output folder is created only once all is well.
 func run(o options, stop <-chan os.Signal) error {
+	if info, err := os.Stat(o.out); err == nil && !info.IsDir() {
+		return fmt.Errorf("flag -out %s: a file, not a folder", o.out)
+	}
 	if o.download {
 		name := o.data
 		if _, ok := download.Registry[name]; !ok {
@@ -63,21 +70,17 @@ func run(o options, stop <-chan os.Signal) error {
 	if note := o.sizeFor(choice); note != "" {
 		fmt.Println(note)
 	}
-	train, test, err := loadData(o)
-	if err != nil {
-		return err
-	}
 	b, err := backend.OpenForCommand(o.backend)
 	if err != nil {
 		return err
 	}
 	defer b.Finalize()
-
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return err
-	}
 	ckptDir := filepath.Join(o.out, "checkpoint")
 	model, err := openModel(b, o.cfg, ckptDir)
+	if err != nil {
+		return err
+	}
+	train, test, err := loadData(o)
 	if err != nil {
 		return err
 	}
@@ -93,11 +96,15 @@ func run(o options, stop <-chan os.Signal) error {
 	if err := batches.Seek(int(step/perEpoch), int(step%perEpoch)); err != nil {
 		return err
 	}
-	history, err := loadHistory(filepath.Join(o.out, "metrics.jsonl"), step)
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return fmt.Errorf("flag -out: %w", err)
+	}
+	metricsPath := filepath.Join(o.out, "metrics.jsonl")
+	history, err := loadHistory(metricsPath, step)
 	if err != nil {
 		return err
 	}
-	metricsFile, err := os.OpenFile(filepath.Join(o.out, "metrics.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	metricsFile, err := os.OpenFile(metricsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
@@ -107,18 +114,14 @@ func run(o options, stop <-chan os.Signal) error {
 	total := int64(o.epochs) * perEpoch
 	fmt.Printf("training %s-LEBM on %s (%d images, %d batches of %d per epoch) from step %d to %d → %s\n",
 		o.cfg.Method, o.data, train.N, perEpoch, o.batch, step, total, o.out)
-	// The bar counts this invocation's steps only: started at a resumed
-	// step, it would take the jump for speed and report a rate and ETA off
-	// by orders of magnitude.
-	bar := progressbar.NewOptions64(total-step, progressbar.OptionSetDescription("training"),
-		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("steps"),
-		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond))
-	lastCheckpoint := time.Now()
+	var bar *progressbar.ProgressBar
+	lastCheckpoint, lastPictures := time.Now(), time.Now()
 	save := func() error {
 		if err := model.Save(ckptDir); err != nil {
 			return err
 		}
 		lastCheckpoint = time.Now()
+		o.wrote("checkpoint")
 		return nil
 	}
 
@@ -141,26 +144,59 @@ func run(o options, stop <-chan os.Signal) error {
 		if err != nil {
 			return err
 		}
+		if step == first {
+			fmt.Println("building the training graph (XLA also compiles it: the first step waits for that)…")
+		}
 		start := time.Now()
 		m, err := model.TrainStep(inputs[0])
 		finalize(inputs)
 		if err != nil {
 			return fmt.Errorf("%w\nstopped; the last good checkpoint is kept in %s", err, ckptDir)
 		}
+		if bar == nil {
+			// Started after the compiling step, so that its rate and ETA
+			// are those of training from the first tick: started before,
+			// the compile time would count as a step; started at the first
+			// Add, one step would seem to take no time.
+			fmt.Printf("first step in %.1f s\n", time.Since(start).Seconds())
+			bar = progressbar.NewOptions64(total-m.Step, progressbar.OptionSetDescription("training"),
+				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("steps"),
+				progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond))
+			bar.StartWithoutRender()
+		} else {
+			_ = bar.Add(1)
+		}
 		step = m.Step
 		rec := stepRecord{Step: m.Step, Epoch: (m.Step - 1) / perEpoch, GeneratorLoss: m.GeneratorLoss,
 			PriorLoss: m.PriorLoss, PosteriorEnergy: m.PosteriorEnergy, PriorEnergy: m.PriorEnergy,
 			ReconstructionMSE: m.ReconstructionMSE, Seconds: time.Since(start).Seconds()}
-		_ = bar.Add(1)
 		bar.Describe(fmt.Sprintf("epoch %d  recon MSE %.4f  prior loss %.4f", rec.Epoch+1, m.ReconstructionMSE, m.PriorLoss))
 
-		if step%perEpoch == 0 { // end of an epoch
+		endOfEpoch := step%perEpoch == 0
+		if endOfEpoch {
 			if err := model.EndEpoch(); err != nil {
 				return err
 			}
-			if rec.TestReconstructionMSE, err = writePictures(model, test, o, step/perEpoch); err != nil {
+			if rec.TestReconstructionMSE, err = writePictures(model, test, o, fmt.Sprintf("epoch%03d", step/perEpoch)); err != nil {
 				return err
 			}
+			lastPictures = time.Now()
+		} else if time.Since(lastPictures) > o.picturesEvery {
+			if _, err := writePictures(model, test, o, fmt.Sprintf("step%09d", step)); err != nil {
+				return err
+			}
+			lastPictures = time.Now()
+		}
+		// The step's metrics line goes out before its checkpoint: a run
+		// killed between the two resumes from the previous checkpoint and
+		// loadHistory drops the lines past it, whereas the other order
+		// would lose the line for good.
+		history = append(history, rec)
+		if err := encoder.Encode(rec); err != nil {
+			return err
+		}
+		o.wrote("metrics")
+		if endOfEpoch {
 			if err := save(); err != nil {
 				return err
 			}
@@ -169,22 +205,18 @@ func run(o options, stop <-chan os.Signal) error {
 					return err
 				}
 			}
+			if err := plotHistory(filepath.Join(o.out, "losses.png"), history); err != nil {
+				return err
+			}
 		} else if time.Since(lastCheckpoint) > o.checkpointEvery {
 			if err := save(); err != nil {
 				return err
 			}
 		}
-		history = append(history, rec)
-		if err := encoder.Encode(rec); err != nil {
-			return err
-		}
-		if step%perEpoch == 0 {
-			if err := plotHistory(filepath.Join(o.out, "losses.png"), history); err != nil {
-				return err
-			}
-		}
 	}
-	_ = bar.Finish()
+	if bar != nil {
+		_ = bar.Finish()
+	}
 	fmt.Printf("\ndone: %d steps; outputs in %s\n", step, o.out)
 	return nil
 }
@@ -252,9 +284,10 @@ func configDiff(saved, requested lebm.Config) string {
 	return ""
 }
 
-// writePictures writes the epoch's sample and reconstruction grids and
-// returns the per-pixel MSE of the reconstructed test images.
-func writePictures(model *lebm.Model, test *datasets.Images, o options, epoch int64) (float64, error) {
+// writePictures writes a sample grid and a reconstruction grid, their
+// names ending in tag (epoch001, step000000123), and returns the per-pixel
+// MSE of the reconstructed test images.
+func writePictures(model *lebm.Model, test *datasets.Images, o options, tag string) (float64, error) {
 	samples, err := model.Generate(o.gridN)
 	if err != nil {
 		return 0, err
@@ -262,7 +295,7 @@ func writePictures(model *lebm.Model, test *datasets.Images, o options, epoch in
 	defer samples.FinalizeAll()
 	h, w, c := test.Height, test.Width, test.Channels
 	cols := int(math.Ceil(math.Sqrt(float64(o.gridN))))
-	err = plots.WriteImageGrid(filepath.Join(o.out, fmt.Sprintf("samples-epoch%03d.png", epoch)),
+	err = plots.WriteImageGrid(filepath.Join(o.out, "samples-"+tag+".png"),
 		tensors.MustCopyFlatData[float32](samples), o.gridN, h, w, c, cols)
 	if err != nil {
 		return 0, err
@@ -281,7 +314,7 @@ func writePictures(model *lebm.Model, test *datasets.Images, o options, epoch in
 		d := float64(v - originals[i])
 		mse += d * d / float64(len(reconPixels))
 	}
-	err = plots.WriteImagePairs(filepath.Join(o.out, fmt.Sprintf("reconstructions-epoch%03d.png", epoch)),
+	err = plots.WriteImagePairs(filepath.Join(o.out, "reconstructions-"+tag+".png"),
 		originals, reconPixels, o.reconN, h, w, c, 8)
 	return mse, err
 }

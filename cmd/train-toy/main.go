@@ -32,6 +32,7 @@ import (
 	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/plots"
 )
@@ -45,7 +46,34 @@ type options struct {
 	edM, cdSteps, sampleSteps                       int
 }
 
+// parseFlags parses args and checks every setting, naming the flag at
+// fault in any error.
 func parseFlags(args []string) (options, error) {
+	o, fs, err := parseOnly(args)
+	if err != nil {
+		return o, err
+	}
+	if _, err := o.configs(); err != nil {
+		return o, flagcheck.Blame(fs, err, []string{"methods"}, func(args []string) error {
+			alone, _, err := parseOnly(args)
+			if err == nil {
+				_, err = alone.configs()
+			}
+			return err
+		})
+	}
+	return o, flagcheck.Check(
+		flagcheck.Rule{Flag: "steps", Value: o.steps, OK: o.steps >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "eval-every", Value: o.evalEvery, OK: o.evalEvery >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "eval-n", Value: o.evalN, OK: o.evalN >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "samples", Value: o.samples, OK: o.samples >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "grid", Value: o.grid, OK: o.grid >= 2, Want: "≥ 2"},
+	)
+}
+
+// parseOnly parses args into options without checking them.
+func parseOnly(args []string) (options, *flag.FlagSet, error) {
 	var o options
 	def := density.DefaultConfig("ed")
 	fs := flag.NewFlagSet("train-toy", flag.ContinueOnError)
@@ -76,12 +104,12 @@ func parseFlags(args []string) (options, error) {
 	// larger ε's noise is wider than the 25 Gaussians' modes and smears them.
 	fs.Float64Var(&o.sampleEps, "sample-eps", 0.01, "Langevin step ε for the samples picture (x += ε/2 ∇log p + √ε ξ)")
 	if err := fs.Parse(args); err != nil {
-		return o, err
+		return o, fs, err
 	}
 	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return o, fs, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	return o, nil
+	return o, fs, nil
 }
 
 func main() {
@@ -105,10 +133,6 @@ func run(o options) error {
 	configs, err := o.configs()
 	if err != nil {
 		return err
-	}
-	if o.steps < 1 || o.batch < 1 || o.evalEvery < 1 || o.evalN < 1 || o.grid < 2 || o.samples < 1 {
-		return fmt.Errorf("-steps, -batch, -eval-every, -eval-n, -samples must be ≥ 1 and -grid ≥ 2 (got %d, %d, %d, %d, %d, %d)",
-			o.steps, o.batch, o.evalEvery, o.evalN, o.samples, o.grid)
 	}
 	b, err := backend.OpenForCommand(o.backend)
 	if err != nil {
@@ -145,7 +169,7 @@ func (o options) configs() ([]density.Config, error) {
 		cfg.ED = losses.EDConfig{T: o.edT, M: o.edM, W: o.edW}
 		cfg.CD = losses.CDConfig{Langevin: losses.LangevinConfig{StepSize: math.Sqrt(o.cdEps), Steps: o.cdSteps}, Reg: o.cdReg}
 		if err := cfg.Validate(); err != nil {
-			return nil, fmt.Errorf("flag -methods %q: %w", o.methods, err)
+			return nil, fmt.Errorf("method %s: %w", cfg.Method, err)
 		}
 		out = append(out, cfg)
 	}

@@ -34,6 +34,14 @@ func Load(name, dir, split string, limit int) (*datasets.Images, error) {
 	return nil, fmt.Errorf("data set %q: no loader; want one of %v", name, Names)
 }
 
+// TrainImages is the number of images in each data set's official
+// training split as Load reads it (CelebA: its 40,000-image subset), for
+// checking a batch size before loading: a folder may hold fewer.
+var TrainImages = map[string]int{
+	"fashion-mnist": 60_000, "mnist": 60_000, "svhn": 73_257, "cifar10": 50_000,
+	"celeba64": 40_000, "celeba128": 40_000,
+}
+
 // IsCelebA reports whether name is one of the CelebA sizes.
 func IsCelebA(name string) bool { return slices.Contains([]string{"celeba64", "celeba128"}, name) }
 
