@@ -15,7 +15,8 @@ eval_lebm_binary() {
 # (ulimit -v, so that a reader trusting a header fails instead of
 # exhausting the machine) and LIMIT_S seconds, and prints the Markdown
 # cells "exit | seconds | peak MiB | message": GNU time's figures and the
-# first line that reports the outcome, WORK and timestamps elided.
+# first line that reports the outcome, WORK and timestamps elided. The
+# whole output is left in WORK/output.
 measure() {
   local work=$1 limit=$2
   shift 2
@@ -24,10 +25,12 @@ measure() {
   msg=$( (ulimit -v $((6 << 20)); /usr/bin/time -f '%e %M' -o "$work/time" timeout "$limit" "$@") 2>&1)
   code=$?
   set -e
+  printf "%s\n" "$msg" >"$work/output"
   read -r secs kib < <(tail -1 "$work/time")
   first=$(echo "$msg" | grep -m1 -E '(eval|train)-lebm:|panic:|fatal error:' || echo "$msg" | tail -1)
   first=${first//$work/…}
   first=$(echo "$first" | sed -E 's|^[0-9/]+ [0-9:]+ ||')
+  first=${first//\\/\\\\} # write_table's printf %b would read the message's escapes
   first=${first//|/\\|}
   echo "$code | $secs | $((kib / 1024)) | ${first:0:240}"
 }
