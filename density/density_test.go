@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,7 +32,8 @@ func TestLogDensityMSEFromEnergies(t *testing.T) {
 		return e
 	}
 	zero := func(int) float64 { return 0 }
-	if got := LogDensityMSEFromEnergies(shift(logpIS, 7, zero), logpIS, shift(logpTest, 7, zero), logpTest); got > 1e-20 {
+	// The comparisons are written so that a NaN error fails them.
+	if got := LogDensityMSEFromEnergies(shift(logpIS, 7, zero), logpIS, shift(logpTest, 7, zero), logpTest); !(got <= 1e-20) {
 		t.Errorf("exact energy: MSE = %g, want 0", got)
 	}
 	// With E = −log p + δᵢ on the test set only, log Z = 0 and the error is mean δ².
@@ -41,8 +43,31 @@ func TestLogDensityMSEFromEnergies(t *testing.T) {
 		want += delta(i) * delta(i) / n
 	}
 	got := LogDensityMSEFromEnergies(shift(logpIS, 0, zero), logpIS, shift(logpTest, 0, delta), logpTest)
-	if math.Abs(got-want) > 1e-12 {
+	if !(math.Abs(got-want) <= 1e-12) {
 		t.Errorf("perturbed energy: MSE = %g, want %g", got, want)
+	}
+}
+
+// TestDefaultConfigIsThePapers checks DefaultConfig against the 2-D
+// settings docs/density.md gives: the 2→128⁴→1 softplus network, Adam with
+// learning rate 1e-3, EMA 0.999, ED t = 1, M = 4, w = 1, and CD with 10
+// Langevin steps of step size 0.1 (ε = 0.01) and regulariser 0.3.
+func TestDefaultConfigIsThePapers(t *testing.T) {
+	for _, method := range Methods {
+		cfg := DefaultConfig(method)
+		if cfg.Method != method || cfg.LearningRate != 1e-3 || cfg.EMADecay != 0.999 {
+			t.Errorf("DefaultConfig(%q): method %q, learning rate %v, EMA decay %v; want %q, 1e-3, 0.999",
+				method, cfg.Method, cfg.LearningRate, cfg.EMADecay, method)
+		}
+		if ed := cfg.ED; ed.T != 1 || ed.M != 4 || ed.W != 1 || ed.DropLogM {
+			t.Errorf("DefaultConfig(%q).ED = %+v, want t 1, M 4, w 1", method, ed)
+		}
+		if cd := cfg.CD; cd.Langevin.Steps != 10 || cd.Langevin.StepSize != 0.1 || cd.Reg != 0.3 {
+			t.Errorf("DefaultConfig(%q).CD = %+v, want 10 steps of step size 0.1, regulariser 0.3", method, cd)
+		}
+		if mlp := cfg.MLP; !slices.Equal(mlp.Hidden, []int{128, 128, 128, 128}) || mlp.Activation != "softplus" {
+			t.Errorf("DefaultConfig(%q).MLP = %+v, want 4 softplus layers of 128", method, mlp)
+		}
 	}
 }
 

@@ -1,8 +1,10 @@
 package density
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -204,6 +206,71 @@ func TestWStabilisationBoundsTheLoss(t *testing.T) {
 				t.Errorf("w = %g: the loss rose from %g to %g as the wall steepened to %g", w, previous, got, c)
 			}
 			previous = got
+		}
+	}
+}
+
+// TestMixtureEnergyIsTheNegativeLogDensity checks the family's energy, with
+// standard deviations other than 1 and a weight other than ½, against the
+// closed form −log(ρ·N(x; μ₁, σ₁²) + (1−ρ)·N(x; μ₂, σ₂²)) in float64.
+func TestMixtureEnergyIsTheNegativeLogDensity(t *testing.T) {
+	family := toy2d.Mixture1D{Weights: []float64{0.5, 0.5}, Means: []float64{-1, 2}, Stds: []float64{0.5, 3}}
+	normal := func(x, mu, sigma float64) float64 {
+		z := (x - mu) / sigma
+		return math.Exp(-z*z/2) / (sigma * math.Sqrt(2*math.Pi))
+	}
+	x := []float64{-2.5, -1, -0.3, 0.5, 2, 6}
+	exec, err := NewExec(testBackend(), func(rho, x *Node) *Node { return mixtureEnergy(family, rho)(x) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exec.Finalize()
+	for _, rho := range []float64{0.3, 0.9} {
+		got := testutil.ExecFlat(t, exec, testutil.Array{Data: []float64{rho}}, testutil.Array{Data: x, Dims: []int{len(x), 1}})[0]
+		want := make([]float64, len(x))
+		for i, v := range x {
+			want[i] = -math.Log(rho*normal(v, -1, 0.5) + (1-rho)*normal(v, 2, 3))
+		}
+		testutil.AssertAllClose(t, fmt.Sprintf("energy at ρ = %g", rho), got, want, 1e-12)
+	}
+}
+
+// TestNewMixtureEvaluatorRejectsBadFamilies checks that only valid
+// two-component families are accepted, with an error naming the problem.
+func TestNewMixtureEvaluatorRejectsBadFamilies(t *testing.T) {
+	x := []float32{-1, 0, 1}
+	for _, tc := range []struct {
+		name   string
+		family toy2d.Mixture1D
+		want   string
+	}{
+		{"three components", toy2d.Mixture1D{Weights: []float64{0.2, 0.3, 0.5}, Means: []float64{-1, 0, 1}, Stds: []float64{1, 1, 1}}, "two-component"},
+		{"one component", toy2d.Mixture1D{Weights: []float64{1}, Means: []float64{0}, Stds: []float64{1}}, "two-component"},
+		{"negative std", toy2d.Mixture1D{Weights: []float64{0.5, 0.5}, Means: []float64{-1, 1}, Stds: []float64{1, -2}}, "std -2"},
+		{"weights not summing to 1", toy2d.Mixture1D{Weights: []float64{0.5, 0.6}, Means: []float64{-1, 1}, Stds: []float64{1, 1}}, "sum to 1.1"},
+	} {
+		e, err := NewMixtureEvaluator(testBackend(), tc.family, []losses.EDConfig{losses.DefaultToyED}, x, rand.New(rand.NewPCG(1, 2)))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+		if e != nil {
+			t.Errorf("%s: got an evaluator with the error", tc.name)
+		}
+	}
+}
+
+// TestMixtureEvaluatorRejectsWeightsOutsideTheOpenInterval checks that At
+// refuses ρ ∉ (0, 1), where log ρ or log(1−ρ) is undefined, naming ρ.
+func TestMixtureEvaluatorRejectsWeightsOutsideTheOpenInterval(t *testing.T) {
+	eval, err := NewMixtureEvaluator(testBackend(), toy2d.MixtureWeightStudy(), []losses.EDConfig{losses.DefaultToyED},
+		[]float32{-5, 5}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eval.Close()
+	for _, rho := range []float64{0, 1, -0.5, 1.5, math.NaN()} {
+		if _, err := eval.At(rho); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("ρ = %v:", rho)) {
+			t.Errorf("At(%v): error %v, want one naming ρ = %v", rho, err, rho)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package density
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -113,5 +116,41 @@ func TestTrainOnPointsAndEnergiesRejectBadShapes(t *testing.T) {
 		if _, err := model.Energies(tc.points, tc.dim); err == nil || !strings.Contains(err.Error(), "not a whole number") {
 			t.Errorf("%d values of dimension %d: error %v", len(tc.points), tc.dim, err)
 		}
+	}
+}
+
+// TestTrainOnPointsStopsAtTheFirstNonFiniteLoss trains with an absurd
+// learning rate, so that the first Adam update throws the parameters to
+// ±1e30 and the energies overflow float32, in batches of 1 (the smallest
+// allowed): as documented, training stops at the first NaN or infinite loss
+// with an error wrapping ErrNonFinite that names that step, every earlier
+// loss finite, and no energies.
+func TestTrainOnPointsStopsAtTheFirstNonFiniteLoss(t *testing.T) {
+	const n = 8
+	cfg := DefaultConfig("ed")
+	cfg.MLP = nets.MLPConfig{Hidden: []int{8}, Activation: "swish"}
+	cfg.LearningRate = 1e30
+	data := []float32{-2, -1.5, -1, -0.5, 0.5, 1, 1.5, 2}
+	history, energies, err := TrainOnPoints(testBackend(), cfg, 1, data, 1, 1, 1, data)
+	if !errors.Is(err, ErrNonFinite) {
+		t.Fatalf("error %v, want one wrapping ErrNonFinite (losses %v)", err, history)
+	}
+	k := len(history)
+	if k == 0 || k == n {
+		t.Fatalf("%d losses %v, want training stopped after 1 to %d of the %d steps", k, history, n-1, n)
+	}
+	if last := history[k-1]; !math.IsNaN(last) && !math.IsInf(last, 0) {
+		t.Errorf("the last loss, of step %d, is %v: want NaN or infinite", k, last)
+	}
+	for i, loss := range history[:k-1] {
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			t.Errorf("step %d: loss %v, yet training went on", i+1, loss)
+		}
+	}
+	if step := fmt.Sprintf("step %d:", k); !strings.Contains(err.Error(), step) {
+		t.Errorf("error %q does not name %q, the step of the last loss", err, step)
+	}
+	if energies != nil {
+		t.Errorf("energies %v after divergence, want nil", energies)
 	}
 }
