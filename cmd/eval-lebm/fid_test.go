@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/fid"
@@ -147,5 +148,58 @@ func TestDefaultFIDStatsPathNamesItsInputs(t *testing.T) {
 	}
 	if _, err := defaultFIDStatsPath(options{inception: filepath.Join(dir, "none.pth")}); err == nil || !strings.Contains(err.Error(), "-inception") {
 		t.Errorf("missing weights: error %v, want one naming -inception", err)
+	}
+}
+
+// The classifier-FID as the command computes it (statistics read from
+// train-classifier's folder, features of the samples through the loaded
+// classifier): the 32 images whose statistics the folder holds score ≈ 0
+// against them, and against the same statistics with the mean moved by c
+// they score |c|², the Fréchet distance's closed form for equal
+// covariances.
+func TestClassifierFIDOfASetAgainstItselfAndAShiftedCopy(t *testing.T) {
+	dir := classifierRun(t, []int{16, 12}) // statistics of the first 32 test images
+	images, err := mnist.Load(mnist.DefaultFashionDir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if images, err = images.Subset([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31}); err != nil {
+		t.Fatal(err)
+	}
+	fidOf := func() float64 {
+		t.Helper()
+		o := options{classifierDir: dir, fidSamples: 32, batch: 16}
+		m, err := loadSampleMetrics(testutil.Backend(), o, 28, 28, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s eval.Report
+		if err := m.compute(images, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s.ClassifierFID
+	}
+	statsPath := filepath.Join(dir, classifier.StatsFile)
+	mu, sigma, err := eval.LoadStats(statsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale := mat.Trace(sigma)
+	if self := fidOf(); math.Abs(self) > 1e-6*scale {
+		t.Errorf("classifier-FID of the set against its own statistics = %g, want ≈ 0 (trace of Σ %g)", self, scale)
+	}
+	var shift float64
+	for i := range mu {
+		c := 0.5 * float64(i%3-1) * math.Sqrt(scale/float64(len(mu)))
+		mu[i] += c
+		shift += c * c
+	}
+	if err := eval.SaveStats(statsPath, mu, sigma); err != nil {
+		t.Fatal(err)
+	}
+	got := fidOf()
+	t.Logf("trace of Σ %.4g; shifted by |c|² = %.6g: classifier-FID %.6g", scale, shift, got)
+	if math.Abs(got-shift) > 1e-6*scale {
+		t.Errorf("classifier-FID against statistics shifted by c = %g, want |c|² = %g", got, shift)
 	}
 }
