@@ -85,6 +85,7 @@ func TestConfigValidate(t *testing.T) {
 		{"beta1", func(c *Config) { c.Beta1 = 1 }, "Beta1 = 1"},
 		{"beta2", func(c *Config) { c.Beta2 = -0.1 }, "Beta2 = -0.1"},
 		{"lr decay", func(c *Config) { c.LRDecay = 1.5 }, "LRDecay = 1.5"},
+		{"lr decay zero", func(c *Config) { c.LRDecay = 0 }, "LRDecay = 0"},
 		{"posterior langevin", func(c *Config) { c.PosteriorLangevin.StepSize = 0 }, "PosteriorLangevin: Langevin step size = 0"},
 		{"test posterior langevin", func(c *Config) { c.TestPosteriorLangevin.Steps = -1 }, "TestPosteriorLangevin: Langevin steps = -1"},
 		{"prior langevin", func(c *Config) { c.PriorLangevin.StepSize = -1 }, "PriorLangevin"},
@@ -103,6 +104,27 @@ func TestConfigValidate(t *testing.T) {
 			err := cfg.Validate()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestConfigValidateAcceptsBoundaries checks that the closed ends of the
+// documented ranges are valid: Adam's β in [0, 1) and LRDecay in (0, 1].
+func TestConfigValidateAcceptsBoundaries(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+	}{
+		{"beta1 = 0", func(c *Config) { c.Beta1 = 0 }},
+		{"beta2 = 0", func(c *Config) { c.Beta2 = 0 }},
+		{"lr decay = 1", func(c *Config) { c.LRDecay = 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tinyConfig(t)
+			tc.change(&cfg)
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("Validate() = %v, want nil", err)
 			}
 		})
 	}
@@ -179,6 +201,23 @@ func TestConfigParams(t *testing.T) {
 		ctx.SetParam("lebm_ed_m", 16.0)
 		if _, err := ConfigFromContext(ctx); err == nil || !strings.Contains(err.Error(), `"lebm_ed_m" = 16 has type float64; want int`) {
 			t.Errorf("ConfigFromContext with a float64 M: %v, want a type error", err)
+		}
+		// A null (JSON null) setting whose zero value would be valid: only
+		// list settings may be null.
+		cfg.SetParams(ctx)
+		ctx.SetParam("lebm_seed", nil)
+		if _, err := ConfigFromContext(ctx); err == nil || !strings.Contains(err.Error(), `"lebm_seed" = <nil>`) {
+			t.Errorf("ConfigFromContext with a nil seed: %v, want a type error naming lebm_seed", err)
+		}
+	})
+
+	t.Run("no generator layers", func(t *testing.T) {
+		noLayers := cfg
+		noLayers.Generator.Layers = nil
+		ctx := context.New()
+		noLayers.SetParams(ctx)
+		if _, err := ConfigFromContext(ctx); err == nil || !strings.Contains(err.Error(), "generator has no layers") {
+			t.Errorf("ConfigFromContext of a config without generator layers: %v, want the generator's validation error", err)
 		}
 	})
 }

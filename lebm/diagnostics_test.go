@@ -1,8 +1,10 @@
 package lebm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/edlebm/edlebm/internal/testutil"
@@ -12,16 +14,11 @@ import (
 	"github.com/edlebm/edlebm/internal/scopes"
 )
 
-// With the prior network zeroed, f ≡ 0 and U(z) = ‖z‖²/2: chains from
-// N(0, I) follow z ← r z + s ξ, r = 1 − s²/2, so before step k each
-// coordinate has variance v_k = r^{2k} + s²(1 − r^{2k})/(1 − r²), and the
-// mean energy over chains is nz·v_k/2.
-func TestPriorChainEnergiesFollowTheGaussianRecursion(t *testing.T) {
-	cfg := tinyConfig(t)
+// zeroPriorModel is a model of cfg whose prior network is zeroed: f ≡ 0
+// and U(z) = ‖z‖²/(2σ0²).
+func zeroPriorModel(t *testing.T, cfg Config) *Model {
+	t.Helper()
 	m := newModel(t, cfg)
-	if _, err := m.PriorSample(1); err != nil { // creates the prior's variables
-		t.Fatal(err)
-	}
 	for v := range m.Context().IterVariables() {
 		if scopes.Within(v.Scope(), m.Context().In(PriorScope).Scope()) {
 			zeros := make([]float64, v.Shape().Size())
@@ -30,6 +27,16 @@ func TestPriorChainEnergiesFollowTheGaussianRecursion(t *testing.T) {
 			}
 		}
 	}
+	return m
+}
+
+// With the prior network zeroed, f ≡ 0 and U(z) = ‖z‖²/2: chains from
+// N(0, I) follow z ← r z + s ξ, r = 1 − s²/2, so before step k each
+// coordinate has variance v_k = r^{2k} + s²(1 − r^{2k})/(1 − r²), and the
+// mean energy over chains is nz·v_k/2.
+func TestPriorChainEnergiesFollowTheGaussianRecursion(t *testing.T) {
+	cfg := tinyConfig(t)
+	m := zeroPriorModel(t, cfg)
 	const chains, steps, chunk = 4000, 12, 4
 	energies, err := m.PriorChainEnergies(chains, steps, chunk)
 	if err != nil {
@@ -53,8 +60,64 @@ func TestPriorChainEnergiesFollowTheGaussianRecursion(t *testing.T) {
 			t.Errorf("step %d: mean energy %.4f, want %.4f ± %.4f", k, mean, want, tol)
 		}
 	}
-	if _, err := m.PriorChainEnergies(2, 10, 3); err == nil {
-		t.Error("steps not a multiple of chunk: no error")
+}
+
+// TestPriorChainEnergiesTraceEachChain checks, chain by chain, the energy
+// profile of noiseless chains against its closed form: with f ≡ 0 and no
+// noise, z ← r z with r = 1 − s²/2, so U before step k is r^{2k} U(z₀);
+// and that the smallest valid call, one chain of one step, works.
+func TestPriorChainEnergiesTraceEachChain(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.GenerationLangevin.NoNoise = true
+	m := zeroPriorModel(t, cfg)
+	const chains, steps, chunk = 3, 4, 2
+	energies, err := m.PriorChainEnergies(chains, steps, chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(energies) != chains {
+		t.Fatalf("%d chains of energies, want %d", len(energies), chains)
+	}
+	s := cfg.GenerationLangevin.StepSize
+	r := 1 - s*s/2
+	for c, e := range energies {
+		if len(e) != steps || !(e[0] > 0) {
+			t.Fatalf("chain %d: energies %v, want %d starting above 0", c, e, steps)
+		}
+		want := make([]float64, steps)
+		for k := range want {
+			want[k] = math.Pow(r, float64(2*k)) * e[0]
+		}
+		testutil.AssertAllClose(t, fmt.Sprintf("chain %d's energies", c), e, want, 1e-9)
+	}
+	if c0, c1 := energies[0][0], energies[1][0]; c0 == c1 {
+		t.Errorf("chains 0 and 1 start at the same energy %g: want independent starts", c0)
+	}
+
+	one, err := m.PriorChainEnergies(1, 1, 1)
+	if err != nil || len(one) != 1 || len(one[0]) != 1 {
+		t.Errorf("PriorChainEnergies(1, 1, 1) = %v, %v; want one chain of one energy", one, err)
+	}
+}
+
+// TestPriorChainEnergiesRejectsBadArguments checks the documented argument
+// errors, which come before any graph is built, name the bad value.
+func TestPriorChainEnergiesRejectsBadArguments(t *testing.T) {
+	m := &Model{cfg: tinyConfig(t)} // no graphs: validation comes first
+	for _, tc := range []struct {
+		chains, steps, chunk int
+		want                 string
+	}{
+		{0, 4, 2, "chains = 0"},
+		{2, 0, 2, "steps = 0"},
+		{2, 4, 0, "chunk = 0"},
+		{2, 4, -2, "chunk = -2"},
+		{2, 10, 3, "steps = 10, chunk = 3"},
+	} {
+		_, err := m.PriorChainEnergies(tc.chains, tc.steps, tc.chunk)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "want positive numbers") {
+			t.Errorf("PriorChainEnergies(%d, %d, %d) error %v, want one naming %q", tc.chains, tc.steps, tc.chunk, err, tc.want)
+		}
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/edlebm/edlebm/backend"
@@ -492,5 +494,76 @@ func TestSeedRestartsTheRandomStream(t *testing.T) {
 	}
 	if again := sample(); !slices.Equal(again, first) {
 		t.Errorf("after reseeding with 7 the sample differs from the first after seeding with 7 (first values %v vs %v)", again[:2], first[:2])
+	}
+}
+
+// noPanic runs f, turning a panic into an error: the API returns errors.
+func noPanic(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	return f()
+}
+
+// TestCheckImagesRejectsEachWrongDimension checks the image validation of
+// TrainStep and the samplers against the generator's 8×8×1 float64 output,
+// one wrong dimension at a time, with a batch of one image valid.
+func TestCheckImagesRejectsEachWrongDimension(t *testing.T) {
+	m := &Model{cfg: tinyConfig(t)} // checkImages reads only the Config
+	for _, tc := range []struct {
+		name  string
+		x     *tensors.Tensor
+		valid bool
+	}{
+		{"batch of one", tensors.FromShape(shapes.Make(dtypes.Float64, 1, 8, 8, 1)), true},
+		{"rank 5", tensors.FromShape(shapes.Make(dtypes.Float64, 2, 8, 8, 1, 1)), false},
+		{"rank 3", tensors.FromShape(shapes.Make(dtypes.Float64, 2, 8, 8)), false},
+		{"height", tensors.FromShape(shapes.Make(dtypes.Float64, 2, 7, 8, 1)), false},
+		{"width", tensors.FromShape(shapes.Make(dtypes.Float64, 2, 8, 9, 1)), false},
+		{"channels", tensors.FromShape(shapes.Make(dtypes.Float64, 2, 8, 8, 3)), false},
+		{"dtype", tensors.FromShape(shapes.Make(dtypes.Float32, 2, 8, 8, 1)), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := noPanic(func() error { return m.checkImages("checking", tc.x) })
+			if tc.valid {
+				if err != nil {
+					t.Errorf("checkImages(%s) = %v, want nil", tc.x.Shape(), err)
+				}
+				return
+			}
+			for _, want := range []string{"checking", tc.x.Shape().String(), "want (Float64)[batch, 8, 8, 1]"} {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("checkImages(%s) = %v, want an error containing %q", tc.x.Shape(), err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestDecodeRejectsBadLatents checks Decode's validation of latents against
+// the model's [batch, nz = 4] float64: each error names the shape received.
+func TestDecodeRejectsBadLatents(t *testing.T) {
+	m := &Model{cfg: tinyConfig(t)} // no graphs: validation comes first
+	for _, tc := range []struct {
+		name  string
+		z     *tensors.Tensor
+		shape string // the shape the error must name
+	}{
+		{"nil", nil, "shape nil"},
+		{"rank 1", tensors.FromShape(shapes.Make(dtypes.Float64, 4)), "(Float64)[4]"},
+		{"rank 3", tensors.FromShape(shapes.Make(dtypes.Float64, 2, 4, 1)), "(Float64)[2 4 1]"},
+		{"latent size", tensors.FromShape(shapes.Make(dtypes.Float64, 2, 3)), "(Float64)[2 3]"},
+		{"dtype", tensors.FromShape(shapes.Make(dtypes.Float32, 2, 4)), "(Float32)[2 4]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := noPanic(func() error { _, err := m.Decode(tc.z); return err })
+			for _, want := range []string{tc.shape, "want (Float64)[batch, 4]"} {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("Decode error %v, want one containing %q", err, want)
+				}
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/losses"
 )
 
@@ -80,12 +81,14 @@ func TestOneStepLowersEachLossAtItsOwnSamples(t *testing.T) {
 				zPost, zPrior := stepDraws(ctx, cfg, x)
 				_, score := losses.EnergyGradient(func(z *Node) *Node { return PosteriorEnergy(ctx, cfg, x, z) }, Identity(zPost))
 				generator, prior := lossesAt(ctx, cfg, x, zPost, zPrior, score)
-				return []*Node{zPost, zPrior, score, generator, prior}
+				return []*Node{zPost, zPrior, score, generator, prior, Decode(ctx, cfg, zPost)}
 			}, x)
 			generator0, prior0 := before[3][0], before[4][0]
+			naive := readNaiveModel(t, m.Context(), cfg) // its prior f, before the update
 
 			seedModel()
 			metrics := trainStep(t, m, x)
+			checkStepMetrics(t, metrics, cfg, naive, flatFloat64(t, x), before[5], before[0], before[1])
 			// The step saw the same samples and noise: its losses match.
 			for _, c := range []struct {
 				what      string
@@ -115,6 +118,31 @@ func TestOneStepLowersEachLossAtItsOwnSamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkStepMetrics checks a training step's reported metrics against their
+// definitions, computed here from the step's replayed samples: the
+// reconstruction MSE is the squared error of the images x against G(z_post)
+// averaged over examples and pixels, PosteriorEnergy is mean f(z_post) and,
+// for CD only, PriorEnergy is mean f(z_prior), f computed by the naive MLP.
+func checkStepMetrics(t *testing.T, metrics StepMetrics, cfg Config, naive naiveModel, x, decoded, zPost, zPrior []float64) {
+	t.Helper()
+	var mse, fPost, fPrior float64
+	for i, v := range x {
+		mse += (v - decoded[i]) * (v - decoded[i]) / float64(len(x))
+	}
+	for i := range testBatch {
+		fPost += naive.f(row(zPost, i, testNz)) / testBatch
+		fPrior += naive.f(row(zPrior, i, testNz)) / testBatch
+	}
+	if cfg.Method != MethodCD {
+		fPrior = 0 // not sampled
+	}
+	if metrics.PriorSampled != (cfg.Method == MethodCD) {
+		t.Errorf("PriorSampled = %v for method %s", metrics.PriorSampled, cfg.Method)
+	}
+	got := []float64{metrics.ReconstructionMSE, metrics.PosteriorEnergy, metrics.PriorEnergy}
+	testutil.AssertAllClose(t, "step metrics (reconstruction MSE, mean f(z_post), mean f(z_prior))", got, []float64{mse, fPost, fPrior}, 1e-9)
 }
 
 // TestGuardKeepsEveryVariableUnlessAllChecksPass runs guardUpdates on a
