@@ -19,9 +19,10 @@ type param struct {
 	key string
 	ptr any
 	// optional parameters may be missing (checkpoints written before they
-	// existed); the field then keeps its zero value, which must mean the
-	// old behaviour.
+	// existed); the field then takes absent if set, else keeps its zero
+	// value, which must then mean the old behaviour.
 	optional bool
+	absent   any
 }
 
 // params lists the settings of c stored as context parameters; the
@@ -31,6 +32,8 @@ func (c *Config) params() []param {
 		{key: "generator_nz", ptr: &c.Generator.Nz},
 		{key: "prior_hidden", ptr: &c.Prior.Hidden},
 		{key: "prior_activation", ptr: &c.Prior.Activation},
+		// Checkpoints from before the setting had Xavier-initialised priors.
+		{key: "prior_init", ptr: &c.Prior.Init, optional: true, absent: nets.InitXavier},
 		{key: "prior_leaky_slope", ptr: &c.Prior.LeakySlope},
 		{key: "sigma", ptr: &c.Sigma},
 		{key: "prior_sigma", ptr: &c.PriorSigma},
@@ -98,6 +101,9 @@ func ConfigFromContext(ctx *context.Context) (Config, error) {
 	var c Config
 	for _, p := range c.params() {
 		if _, found := ctx.GetParam(ParamPrefix + p.key); !found && p.optional {
+			if p.absent != nil {
+				reflect.ValueOf(p.ptr).Elem().Set(reflect.ValueOf(p.absent))
+			}
 			continue
 		}
 		if err := getParam(ctx, ParamPrefix+p.key, p.ptr); err != nil {

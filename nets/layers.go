@@ -55,14 +55,29 @@ func convTranspose2DLayer(ctx *context.Context, x *Node, layer ConvTLayer, bias 
 	return ConvTranspose2D(x, convertTo(kernel, x.DType()), b, layer.Stride, layer.Padding, impl)
 }
 
-// dense returns x [B, D]·W + b with "weights" [D, out], Xavier-normal, and
-// "biases" [out], zero, in ctx's current scope. The product is matMul, so
-// the layer can be differentiated to any order cheaply.
-func dense(ctx *context.Context, x *Node, out int) *Node {
+// dense returns x [B, D]·W + b with "weights" [D, out] and "biases" [out]
+// in ctx's current scope, initialised as init (one of MLPInits, "" for
+// InitPyTorch) says. The product is matMul, so the layer can be
+// differentiated to any order cheaply.
+func dense(ctx *context.Context, x *Node, out int, init string) *Node {
 	dtype, in := x.DType(), x.Shape().Dimensions[1]
-	w := ctx.WithInitializer(initializers.XavierNormalFn(ctx)).
+	weightsInit, biasesInit := denseInitializers(ctx, in, init)
+	w := ctx.WithInitializer(weightsInit).
 		VariableWithShape("weights", shapes.Make(dtype, in, out)).ValueGraph(x.Graph())
-	b := ctx.WithInitializer(initializers.Zero).
+	b := ctx.WithInitializer(biasesInit).
 		VariableWithShape("biases", shapes.Make(dtype, out)).ValueGraph(x.Graph())
 	return Add(matMul(x, w), InsertAxes(b, 0))
+}
+
+// denseInitializers returns the initialisers of a dense layer's weights
+// and biases with fan-in in.
+func denseInitializers(ctx *context.Context, in int, init string) (weights, biases initializers.VariableInitializer) {
+	if init == InitXavier {
+		return initializers.XavierNormalFn(ctx), initializers.Zero
+	}
+	// PyTorch's nn.Linear: kaiming_uniform_(a=√5) for the weights, whose
+	// bound gain·√(3/fan_in) = √(1/3)·√(3/fan_in) is 1/√fan_in, and the
+	// same bound for the biases.
+	bound := 1 / math.Sqrt(float64(in))
+	return initializers.RandomUniformFn(ctx, -bound, bound), initializers.RandomUniformFn(ctx, -bound, bound)
 }

@@ -2,6 +2,7 @@ package nets
 
 import (
 	"fmt"
+	"slices"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -19,6 +20,20 @@ const (
 // MLPActivations lists the valid MLPConfig.Activation values.
 var MLPActivations = []string{ActSoftplus, ActLeakyReLU, ActSwish, ActTanh}
 
+// Dense-layer initialisations accepted by MLPConfig.Init.
+const (
+	// InitPyTorch is PyTorch's nn.Linear default, which the authors' codes
+	// keep for their dense layers: weights and biases uniform in
+	// ±1/√fan_in. The default ("" means it too).
+	InitPyTorch = "pytorch"
+	// InitXavier is Xavier-normal weights, std √(2/(fan_in+fan_out)), and
+	// zero biases: what this project used before matching the authors.
+	InitXavier = "xavier"
+)
+
+// MLPInits lists the valid MLPConfig.Init values.
+var MLPInits = []string{InitPyTorch, InitXavier}
+
 // MLPConfig describes an energy MLP: dense layers of widths Hidden, each
 // followed by Activation, then a dense layer to one output.
 type MLPConfig struct {
@@ -26,6 +41,9 @@ type MLPConfig struct {
 	Activation string
 	// LeakySlope is the negative-side slope of "leaky_relu", in [0, 1).
 	LeakySlope float64
+	// Init is the dense layers' initialisation, one of MLPInits; "" is
+	// InitPyTorch. It matters only when the variables are created.
+	Init string `json:",omitempty"`
 }
 
 // LEBMPriorMLP is the latent EBM prior f(z): nz→200→200→1, LeakyReLU 0.1.
@@ -55,12 +73,15 @@ func (c MLPConfig) Validate() error {
 	default:
 		return fmt.Errorf("MLP activation %q: must be one of %v", c.Activation, MLPActivations)
 	}
+	if c.Init != "" && !slices.Contains(MLPInits, c.Init) {
+		return fmt.Errorf("MLP init %q: must be one of %v", c.Init, MLPInits)
+	}
 	return nil
 }
 
 // EnergyMLP maps x [B, D] to one energy per example, [B]. Layer i keeps its
 // variables in scope "layer_<i>" (the output layer is the last):
-// "weights" [in, out], Xavier-normal, and "biases" [out], zero; the
+// "weights" [in, out] and "biases" [out], initialised as cfg.Init says; the
 // variables take x's dtype. Its matrix products carry their own gradients,
 // so the energy can be differentiated to any order, as score matching needs
 // (Laplacian, then its gradient with respect to the weights). Calling it
@@ -75,9 +96,9 @@ func EnergyMLP(ctx *context.Context, x *Node, cfg MLPConfig) *Node {
 	}
 	h := x
 	for i, width := range cfg.Hidden {
-		h = activate(dense(ctx.In(fmt.Sprintf("layer_%d", i)), h, width), cfg)
+		h = activate(dense(ctx.In(fmt.Sprintf("layer_%d", i)), h, width, cfg.Init), cfg)
 	}
-	out := dense(ctx.In(fmt.Sprintf("layer_%d", len(cfg.Hidden))), h, 1)
+	out := dense(ctx.In(fmt.Sprintf("layer_%d", len(cfg.Hidden))), h, 1, cfg.Init)
 	return Reshape(out, x.Shape().Dimensions[0])
 }
 

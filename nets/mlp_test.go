@@ -256,6 +256,8 @@ func TestMLPConfigValidate(t *testing.T) {
 		{"unknown activation", MLPConfig{Hidden: []int{4}, Activation: "relu6"}, `activation "relu6"`},
 		{"slope too big", MLPConfig{Hidden: []int{4}, Activation: ActLeakyReLU, LeakySlope: 1}, "slope = 1"},
 		{"negative slope", MLPConfig{Hidden: []int{4}, Activation: ActLeakyReLU, LeakySlope: -0.1}, "slope = -0.1"},
+		{"Xavier init", MLPConfig{Hidden: []int{4}, Activation: ActTanh, Init: InitXavier}, ""},
+		{"unknown init", MLPConfig{Hidden: []int{4}, Activation: ActTanh, Init: "kaiming"}, `init "kaiming"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assertValidate(t, tc.cfg.Validate(), tc.wantErr)
@@ -299,6 +301,87 @@ func TestMLPPresets(t *testing.T) {
 				if w == nil || w.Shape().Dimensions[0] != tc.widths[l] || w.Shape().Dimensions[1] != tc.widths[l+1] {
 					t.Errorf("layer %d weights %v, want [%d %d]", l, w.Shape(), tc.widths[l], tc.widths[l+1])
 				}
+			}
+		})
+	}
+}
+
+// moments returns the mean, standard deviation and kurtosis (E[(v−μ)⁴]/σ⁴)
+// of v.
+func moments(v []float64) (mean, std, kurtosis float64) {
+	n := float64(len(v))
+	for _, x := range v {
+		mean += x / n
+	}
+	var m2, m4 float64
+	for _, x := range v {
+		d := (x - mean) * (x - mean)
+		m2, m4 = m2+d/n, m4+d*d/n
+	}
+	return mean, math.Sqrt(m2), m4 / (m2 * m2)
+}
+
+// The energy MLP's dense layers start as MLPConfig.Init says, checked
+// against the moments of the intended distributions: PyTorch's nn.Linear
+// default (the default, also for ""), weights and biases uniform in
+// ±1/√fan_in — inside the bound, mean 0, std bound/√3, kurtosis 1.8 — and
+// Xavier-normal weights — std √(2/(fan_in+fan_out)), kurtosis 3 — with
+// zero biases. Tolerances are 5 standard errors.
+func TestEnergyMLPInit(t *testing.T) {
+	in, hidden := 64, []int{256, 128}
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := testutil.RandomArray(rng, 1, 2, in)
+	for _, init := range []string{"", InitPyTorch, InitXavier} {
+		t.Run(fmt.Sprintf("init %q", init), func(t *testing.T) {
+			cfg := MLPConfig{Hidden: hidden, Activation: ActSoftplus, Init: init}
+			ctx := context.New()
+			if err := ctx.SetRNGStateFromSeed(11); err != nil {
+				t.Fatal(err)
+			}
+			runCtx(t, ctx, func(ctx *context.Context, in []*Node) []*Node {
+				return []*Node{EnergyMLP(ctx, in[0], cfg)}
+			}, x)
+			fanIn := in
+			for i, fanOut := range append(hidden, 1) {
+				scope := ctx.In(fmt.Sprintf("layer_%d", i)).Scope()
+				w, b := variableData(t, ctx, scope, "weights"), variableData(t, ctx, scope, "biases")
+				n := float64(len(w))
+				mean, std, kurt := moments(w)
+				wantStd, wantKurt, bound := math.Sqrt(2/float64(fanIn+fanOut)), 3.0, math.Inf(1)
+				if init != InitXavier {
+					bound = 1 / math.Sqrt(float64(fanIn))
+					wantStd, wantKurt = bound/math.Sqrt(3), 1.8
+				}
+				if math.Abs(mean) > 5*wantStd/math.Sqrt(n) {
+					t.Errorf("%s weights mean %.3g, want 0 ± %.2g", scope, mean, 5*wantStd/math.Sqrt(n))
+				}
+				if math.Abs(std/wantStd-1) > 5/math.Sqrt(2*n) {
+					t.Errorf("%s weights std %.5g, want %.5g", scope, std, wantStd)
+				}
+				// The kurtosis of a sample of n has standard error below
+				// √(24/n) for both distributions; only the layers with
+				// enough weights tell them apart.
+				if tol := 5 * math.Sqrt(24/n); tol < 0.6 && math.Abs(kurt-wantKurt) > tol {
+					t.Errorf("%s weights kurtosis %.3g, want %.3g ± %.2g", scope, kurt, wantKurt, tol)
+				}
+				for j, v := range w {
+					if math.Abs(v) > bound {
+						t.Fatalf("%s weight %d = %v outside ±%v", scope, j, v, bound)
+					}
+				}
+				for j, v := range b {
+					if (init == InitXavier && v != 0) || math.Abs(v) > bound {
+						t.Fatalf("%s bias %d = %v, want 0 (Xavier) or within ±%v (PyTorch)", scope, j, v, bound)
+					}
+				}
+				if init != InitXavier && len(b) >= 100 {
+					bMean, bStd, _ := moments(b)
+					nb := float64(len(b))
+					if math.Abs(bMean) > 5*wantStd/math.Sqrt(nb) || math.Abs(bStd-wantStd) > 5*wantStd/math.Sqrt(nb) {
+						t.Errorf("%s biases mean %.3g, std %.3g; want 0 and %.3g", scope, bMean, bStd, wantStd)
+					}
+				}
+				fanIn = fanOut
 			}
 		})
 	}

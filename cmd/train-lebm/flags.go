@@ -12,6 +12,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/nets"
 )
 
 // options are the command's settings: the model configuration plus what
@@ -136,7 +137,7 @@ type modelSettings struct {
 	postSteps, testPostSteps, priorSteps, genSteps, edM, smProj *int
 	postStep, testPostStep, priorStep, genStep                  *float64
 	edT, edW, lrGen, lrPrior, lrDecay, sigma                    *float64
-	smVariant, computeDType                                     *string
+	smVariant, computeDType, priorInit                          *string
 }
 
 func modelFlags(fs *flag.FlagSet) modelSettings {
@@ -161,6 +162,7 @@ func modelFlags(fs *flag.FlagSet) modelSettings {
 		lrPrior:       fs.Float64("lr-prior", d.PriorLR, "prior Adam learning rate"),
 		lrDecay:       fs.Float64("lr-decay", d.LRDecay, "learning-rate decay per epoch (1: none)"),
 		sigma:         fs.Float64("sigma", d.Sigma, "σ of the Gaussian likelihood"),
+		priorInit:     fs.String("prior-init", nets.InitPyTorch, fmt.Sprintf("initialisation of the prior EBM's dense layers %v: PyTorch's nn.Linear default, as the authors' code, or Xavier-normal weights with zero biases", nets.MLPInits)),
 		computeDType:  fs.String("compute-dtype", d.ComputeDType, fmt.Sprintf("generator layers' dtype %q: bfloat16 for the GPU's fast matrix units, variables and energies staying float32 (\"\": float32)", lebm.ComputeDTypes)),
 	}
 }
@@ -222,5 +224,8 @@ func (s modelSettings) apply(cfg *lebm.Config, set map[string]bool) {
 	}
 	if set["compute-dtype"] {
 		cfg.ComputeDType = *s.computeDType
+	}
+	if set["prior-init"] && *s.priorInit != nets.InitPyTorch {
+		cfg.Prior.Init = *s.priorInit
 	}
 }

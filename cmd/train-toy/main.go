@@ -34,11 +34,13 @@ import (
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/nets"
 	"github.com/edlebm/edlebm/plots"
 )
 
 type options struct {
 	data, methods, out, backend, hidden, activation string
+	init                                            string
 	steps, batch, evalEvery, evalN, grid, samples   int
 	seed                                            int64
 	lr, ema, extent                                 float64
@@ -88,6 +90,7 @@ func parseOnly(args []string) (options, *flag.FlagSet, error) {
 	fs.Float64Var(&o.ema, "ema", def.EMADecay, "decay of the parameter moving average used for evaluation")
 	fs.StringVar(&o.hidden, "hidden", "128,128,128,128", "hidden layer widths of the energy MLP")
 	fs.StringVar(&o.activation, "activation", def.MLP.Activation, "activation of the energy MLP")
+	fs.StringVar(&o.init, "init", nets.InitPyTorch, fmt.Sprintf("initialisation of the energy MLP's dense layers %v: PyTorch's nn.Linear default, as the authors' code, or Xavier-normal weights with zero biases", nets.MLPInits))
 	fs.Float64Var(&o.edT, "ed-t", def.ED.T, "ED: perturbation variance t")
 	fs.IntVar(&o.edM, "ed-m", def.ED.M, "ED: negative samples M per data point")
 	fs.Float64Var(&o.edW, "ed-w", def.ED.W, "ED: stabiliser w (0 disables it)")
@@ -166,6 +169,9 @@ func (o options) configs() ([]density.Config, error) {
 		cfg := density.DefaultConfig(strings.TrimSpace(method))
 		cfg.LearningRate, cfg.EMADecay = o.lr, o.ema
 		cfg.MLP.Hidden, cfg.MLP.Activation = hidden, o.activation
+		if o.init != nets.InitPyTorch { // "" is PyTorch's: settings.json of earlier runs stays the same
+			cfg.MLP.Init = o.init
+		}
 		cfg.ED = losses.EDConfig{T: o.edT, M: o.edM, W: o.edW}
 		cfg.CD = losses.CDConfig{Langevin: losses.LangevinConfig{StepSize: math.Sqrt(o.cdEps), Steps: o.cdSteps}, Reg: o.cdReg}
 		if err := cfg.Validate(); err != nil {
