@@ -66,7 +66,7 @@ func TestOneStepLowersEachLossAtItsOwnSamples(t *testing.T) {
 			}
 			// Small steps, so the first-order decrease −lr·‖g‖₁ of Adam's
 			// first step dominates.
-			cfg.GeneratorLR, cfg.PriorLR = 1e-4, 1e-4
+			cfg.GeneratorLR, cfg.PriorLR = 1e-6, 1e-6
 			m := newModel(t, cfg)
 			x := imagesTensor(cfg, structuredImages())
 			seedModel := func() {
