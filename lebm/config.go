@@ -145,6 +145,40 @@ func DefaultConfig(dataset string) (Config, error) {
 	}, nil
 }
 
+// Presets: named configurations beside the paper's (DefaultConfig).
+const (
+	// PresetPaper is DefaultConfig, the paper's settings.
+	PresetPaper = "paper"
+	// PresetPangCD is Pang et al. 2020's CD-LEBM, the baseline the paper
+	// compares with: DefaultConfig with the CD prior update, prior
+	// learning rate 2e-5 and learning-rate decay 0.998 per epoch, trained
+	// in batches of PangCDBatch.
+	PresetPangCD = "pang-cd"
+)
+
+// Presets lists the names PresetConfig accepts.
+var Presets = []string{PresetPaper, PresetPangCD}
+
+// PangCDBatch is the batch size of Pang et al.'s CD-LEBM runs.
+const PangCDBatch = 100
+
+// PresetConfig returns the configuration called preset (one of Presets)
+// for a data set.
+func PresetConfig(dataset, preset string) (Config, error) {
+	cfg, err := DefaultConfig(dataset)
+	if err != nil {
+		return cfg, err
+	}
+	switch preset {
+	case PresetPaper:
+	case PresetPangCD:
+		cfg.Method, cfg.PriorLR, cfg.LRDecay = MethodCD, 2e-5, 0.998
+	default:
+		return cfg, fmt.Errorf("lebm: preset %q: want one of %v", preset, Presets)
+	}
+	return cfg, nil
+}
+
 // Validate reports the first invalid setting, naming it and its value.
 func (c Config) Validate() error {
 	if err := c.validate(); err != nil {

@@ -221,3 +221,32 @@ func TestConfigParams(t *testing.T) {
 		}
 	})
 }
+
+// The presets against the paper's and Pang et al.'s settings (SPEC.md,
+// "Training"): "paper" is DefaultConfig; "pang-cd" differs from it in the
+// CD update, prior learning rate 2e-5 and decay 0.998 per epoch only.
+func TestPresetConfig(t *testing.T) {
+	paper, err := DefaultConfig("svhn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := PresetConfig("svhn", PresetPaper)
+	if err != nil || !reflect.DeepEqual(got, paper) {
+		t.Errorf("preset paper: %+v (%v), want DefaultConfig %+v", got, err, paper)
+	}
+	want := paper
+	want.Method, want.PriorLR, want.LRDecay = MethodCD, 2e-5, 0.998
+	got, err = PresetConfig("svhn", PresetPangCD)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("preset pang-cd: %+v (%v), want %+v", got, err, want)
+	}
+	if err := got.Validate(); err != nil {
+		t.Errorf("preset pang-cd invalid: %v", err)
+	}
+	if PangCDBatch != 100 {
+		t.Errorf("PangCDBatch = %d, want Pang et al.'s 100", PangCDBatch)
+	}
+	if _, err := PresetConfig("svhn", "pang"); err == nil || !strings.Contains(err.Error(), `preset "pang"`) {
+		t.Errorf("unknown preset: %v, want an error naming it", err)
+	}
+}

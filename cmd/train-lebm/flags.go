@@ -26,7 +26,10 @@ type options struct {
 	// paper asks for the paper's full run on any backend; sized tells
 	// whether -epochs, -batch or -train-size was given. Without either, a
 	// CPU backend gets a run of its size (see sizeFor).
-	paper, sized    bool
+	paper, sized bool
+	// presetBatch tells that -preset chose the batch size, which a run
+	// sized for the CPU keeps.
+	presetBatch     bool
 	anomalyHoldout  int
 	gridN, reconN   int
 	keepEpochs      int
@@ -74,6 +77,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	o.cfg = cfg
 	o.sized = isSet(fs, "epochs") || isSet(fs, "batch") || isSet(fs, "train-size")
+	if *model.preset == lebm.PresetPangCD && !isSet(fs, "batch") {
+		o.batch, o.presetBatch = lebm.PangCDBatch, true
+	}
 	if o.dataDir == "" && o.data == "fashion-mnist" {
 		o.dataDir = mnist.DefaultFashionDir
 	}
@@ -132,7 +138,7 @@ func isSet(fs *flag.FlagSet, name string) bool {
 // modelSettings are flags that override the data set's default Config
 // when given.
 type modelSettings struct {
-	method                                                      *string
+	preset, method                                              *string
 	seed                                                        *int64
 	postSteps, testPostSteps, priorSteps, genSteps, edM, smProj *int
 	postStep, testPostStep, priorStep, genStep                  *float64
@@ -143,6 +149,7 @@ type modelSettings struct {
 func modelFlags(fs *flag.FlagSet) modelSettings {
 	d, _ := lebm.DefaultConfig("svhn") // for the help text only
 	return modelSettings{
+		preset:        fs.String("preset", lebm.PresetPaper, fmt.Sprintf("settings the other flags start from: %q the paper's, %q Pang et al.'s CD-LEBM baseline (method cd, prior lr 2e-5, lr decay 0.998 per epoch, batch %d)", lebm.PresetPaper, lebm.PresetPangCD, lebm.PangCDBatch)),
 		method:        fs.String("method", lebm.MethodED, fmt.Sprintf("prior update: %v", lebm.Methods)),
 		seed:          fs.Int64("seed", 1, "random seed (0: random)"),
 		postSteps:     fs.Int("posterior-steps", d.PosteriorLangevin.Steps, "training posterior Langevin steps (paper: 20; 40 for cifar10)"),
@@ -170,13 +177,19 @@ func modelFlags(fs *flag.FlagSet) modelSettings {
 // config returns the data set's default configuration with the flags the
 // user set applied, validated.
 func (s modelSettings) config(fs *flag.FlagSet, data string) (lebm.Config, error) {
-	cfg, err := lebm.DefaultConfig(data)
-	if err != nil {
-		return cfg, fmt.Errorf("flag -data: %w", err)
+	if _, err := lebm.DefaultConfig(data); err != nil {
+		return lebm.Config{}, fmt.Errorf("flag -data: %w", err)
 	}
-	cfg.Method, cfg.Seed = *s.method, *s.seed
+	cfg, err := lebm.PresetConfig(data, *s.preset)
+	if err != nil {
+		return cfg, fmt.Errorf("flag -preset: %w", err)
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["method"] || *s.preset == lebm.PresetPaper {
+		cfg.Method = *s.method
+	}
+	cfg.Seed = *s.seed
 	s.apply(&cfg, set)
 	return cfg, cfg.Validate()
 }

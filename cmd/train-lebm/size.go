@@ -39,6 +39,9 @@ func (o *options) sizeFor(choice backend.Choice) string {
 	if choice.Config == backend.SimpleGo {
 		name, size = "SimpleGo", simpleGoSize
 	}
+	if o.presetBatch {
+		size.batch = o.batch
+	}
 	o.runSize = size
 	images := "every training image"
 	if size.trainSize > 0 {

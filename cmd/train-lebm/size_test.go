@@ -24,6 +24,9 @@ func TestRunSizeFollowsTheBackend(t *testing.T) {
 		{"-paper on SimpleGo", []string{"-paper"}, simpleGo, paperSize, ""},
 		{"-epochs on XLA CPU: the paper's otherwise", []string{"-epochs", "3"}, cpu, runSize{trainSize: 0, epochs: 3, batch: 128}, ""},
 		{"-batch on SimpleGo", []string{"-batch", "32"}, simpleGo, runSize{trainSize: 0, epochs: 200, batch: 32}, ""},
+		{"Pang's CD on XLA CPU: its batch of 100", []string{"-preset", "pang-cd"}, cpu, runSize{trainSize: 0, epochs: 12, batch: 100}, "batch 100"},
+		{"Pang's CD on CUDA", []string{"-preset", "pang-cd"}, cuda, runSize{trainSize: 0, epochs: 200, batch: 100}, ""},
+		{"Pang's CD with -batch", []string{"-preset", "pang-cd", "-batch", "64"}, cuda, runSize{trainSize: 0, epochs: 200, batch: 64}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, err := parseFlags(c.args)
