@@ -1,14 +1,34 @@
 #!/usr/bin/python3
-"""PyTorch CPU baseline for the 2-D toy density experiments (25-Gaussians).
+"""PyTorch CPU baseline for the 2-D toy density experiments (25-Gaussians,
+8-Gaussians, checkerboard).
 
 What it measures
 ----------------
 Training throughput (optimiser steps per second) of the toy energy MLP
-2 -> 128 -> 128 -> 128 -> 128 -> 1 (softplus activations, biases, default
-nn.Linear init) trained on 25-Gaussians with Adam (lr 1e-3), batch 128 fresh
+2 -> 128 -> 128 -> 128 -> 128 -> 1 (softplus activations, biases) trained on
+a 2-D toy set (default 25-Gaussians) with Adam (lr 1e-3), batch 128 fresh
 samples per step, and a parameter EMA (decay 0.999) updated every step. This
 matches the Go implementation's toy benchmark (see /work/shared/SPEC.md,
 "Toy density estimation"), so the two can be run side by side on one machine.
+
+Data (--data), as the Go package datasets/toy2d, with s = 1.414 (the
+literature's rounded sqrt 2) and exact log-densities:
+  25gaussians   centres 4(a, b)/s, a, b in {-1, -1/2, 0, 1/2, 1}, std 0.2/s,
+                equal weights (the default);
+  8gaussians    centres 4(cos k pi/4, sin k pi/4)/s, k = 0..7, std 0.5/s;
+  checkerboard  uniform on the eight 2x2 squares of [-4,4]^2 whose cell
+                indices floor(x/2) + floor(y/2) are even (log p = -log 32
+                on the closed squares, -inf elsewhere), drawn as toy2d
+                draws it.
+The mixtures are drawn in float32 (centre + std * randn), the checkerboard in
+float64 and then rounded to float32 as toy2d does; the distributions match
+toy2d's, the random streams do not (torch's generator, not Go's PCG).
+
+Initialisation (--init) of every nn.Linear of the energy:
+  pytorch  nn.Linear's default, weights and biases uniform in +-1/sqrt(fan_in)
+           (the default);
+  xavier   torch.nn.init.xavier_normal_ weights (std sqrt(2/(fan_in +
+           fan_out))) and zero biases, as the Go nets.EnergyMLP's dense layers.
 
 One timed step = sample a batch, compute the loss, backward, Adam step, EMA
 update. Three losses:
@@ -34,13 +54,19 @@ With --check, each method is instead trained for --check-steps steps (default
 and the log-density MSE of the EMA model:
   log Z ~= logsumexp_i(-E(x_i) - log p_data(x_i)) - log N,  N = 5000 data samples,
   MSE = mean((-E(x) - log Z - log p_data(x))^2) on 5000 fresh samples,
-with log p_data computed exactly from the mixture.
+with log p_data computed exactly (float64) from the set's density, as Go's
+density.LogDensityMSE. torch.manual_seed(--seed) is called before each method
+builds its model, so a --check run is reproducible for a given seed, data,
+init and thread count. With --json every line (both modes) is one JSON
+object, carrying data, init and seed.
 
 How to run (Debian's PyTorch: apt-get install python3-torch)
 -----------------------------------------------------------
   /usr/bin/python3 scripts/toy_bench.py --method all --threads 2
   /usr/bin/python3 scripts/toy_bench.py --method ed --steps 5000 --json
   /usr/bin/python3 scripts/toy_bench.py --check [--check-steps 5000]
+  /usr/bin/python3 scripts/toy_bench.py --check --check-steps 10000 --json \
+      --data checkerboard --init xavier --seed 1 --threads 1
 
 Dependencies: torch and the Python standard library only.
 
@@ -61,6 +87,12 @@ Caveats that dominate the numbers
   small (at most 640x128 activations), so on a 2-core machine shared with
   other processes --threads 2 can be several times SLOWER than --threads 1
   (OpenMP barriers wait on a busy core); compare both.
+* Checkerboard MSE. log p is constant on the support and the MSE is taken on
+  data samples only, so a flat energy (an untrained or barely moved EMA)
+  already scores ~0 there: compare checkerboard runs by their curves and
+  pictures, not by a small MSE alone. Rounding a sample to float32 can move
+  it onto an edge (about 1 point in 10^7): log p counts closed squares, as
+  toy2d does, so such a point stays inside the support.
 """
 
 import argparse
@@ -75,28 +107,74 @@ import torch
 from torch import nn
 
 # ---------------------------------------------------------------------------
-# Data: 25-Gaussians
+# Data: the 2-D sets of datasets/toy2d with an exact density
 # ---------------------------------------------------------------------------
 
+SQRT2 = 1.414  # the literature's rounded sqrt(2), as toy2d's sqrt2
+LOG_2PI = math.log(2 * math.pi)
+
+
+def mixture(centres, std):
+    """Sampler and exact log-density of an equal-weight isotropic 2-D Gaussian
+    mixture; centres is a float64 [K,2] tensor, std a Python float."""
+    centres32 = centres.float()
+
+    def sample(n):
+        idx = torch.randint(len(centres32), (n,))
+        return centres32[idx] + std * torch.randn(n, 2)
+
+    def log_p(x):
+        sq = ((x.double()[:, None, :] - centres[None, :, :]) ** 2).sum(-1)  # [N,K]
+        log_comp = -sq / (2 * std * std) - 2 * math.log(std) - LOG_2PI
+        return torch.logsumexp(log_comp, dim=1) - math.log(len(centres))
+
+    return sample, log_p
+
+
+# 25gaussians: centres 4(a, b)/s for a, b in {-1, -1/2, 0, 1/2, 1}, std 0.2/s.
 GRID = (-1.0, -0.5, 0.0, 0.5, 1.0)
-SCALE = 4.0 / 1.414
-STD = 0.2 / 1.414
-CENTRES = torch.tensor([[SCALE * a, SCALE * b] for a in GRID for b in GRID])
+STD = 0.2 / SQRT2
+CENTRES64 = torch.tensor([[4 * a / SQRT2, 4 * b / SQRT2] for a in GRID for b in GRID],
+                         dtype=torch.float64)
+CENTRES = CENTRES64.float()
+# 8gaussians: centres 4(cos k pi/4, sin k pi/4)/s for k = 0..7, std 0.5/s.
+CENTRES8 = torch.tensor([[4 * math.cos(k * math.pi / 4) / SQRT2,
+                          4 * math.sin(k * math.pi / 4) / SQRT2] for k in range(8)],
+                        dtype=torch.float64)
 
 
-def sample_data(n):
-    """Draws n points from the 25-Gaussians mixture (equal weights)."""
-    idx = torch.randint(len(CENTRES), (n,))
-    return CENTRES[idx] + STD * torch.randn(n, 2)
+def sample_checkerboard(n):
+    """Uniform on the eight 2x2 squares of [-4,4)^2 with floor(x/2) + floor(y/2)
+    even, drawn as toy2d's checkerboard (in float64, then rounded to float32)."""
+    x = 4 * torch.rand(n, dtype=torch.float64) - 2
+    # y's unit cell has the parity of x's, so the squares alternate.
+    y = (torch.rand(n, dtype=torch.float64)
+         - 2 * torch.randint(2, (n,), dtype=torch.float64)
+         + (torch.floor(x).long() & 1))
+    return (2 * torch.stack([x, y], dim=1)).float()
 
 
-def log_p_data(x):
-    """Exact log-density of the 25-Gaussians mixture at x [N,2] (float64)."""
-    x = x.double()
-    c = CENTRES.double()
-    sq = ((x[:, None, :] - c[None, :, :]) ** 2).sum(-1)  # [N,K]
-    log_comp = -sq / (2 * STD ** 2) - math.log(2 * math.pi * STD ** 2)
-    return torch.logsumexp(log_comp, dim=1) - math.log(len(c))
+def log_p_checkerboard(x):
+    """log(1/32) on the checkerboard's closed squares, -inf elsewhere (float64),
+    as toy2d: a point on an edge is inside when a filled square borders it."""
+    h = x.double() / 2
+    lo, hi = torch.ceil(h) - 1, torch.floor(h)  # the cells whose closures hold h
+    ok = torch.zeros(len(x), dtype=torch.bool)
+    for kx in (lo[:, 0], hi[:, 0]):
+        for ky in (lo[:, 1], hi[:, 1]):
+            ok |= ((kx >= -2) & (kx <= 1) & (ky >= -2) & (ky <= 1)
+                   & (torch.remainder(kx + ky, 2) == 0))
+    out = torch.full((len(x),), -math.inf, dtype=torch.float64)
+    out[ok] = -math.log(32)
+    return out
+
+
+# name -> (sample(n) -> float32 [n,2], log_p(x [N,2]) -> float64 [N])
+DATASETS = {
+    "25gaussians": mixture(CENTRES64, STD),
+    "8gaussians": mixture(CENTRES8, 0.5 / SQRT2),
+    "checkerboard": (sample_checkerboard, log_p_checkerboard),
+}
 
 
 # ---------------------------------------------------------------------------
@@ -104,13 +182,28 @@ def log_p_data(x):
 # ---------------------------------------------------------------------------
 
 
-def make_energy(hidden=128, depth=4):
-    """Energy MLP 2 -> hidden x depth -> 1 with softplus activations."""
+INITS = ("pytorch", "xavier")
+
+
+def make_energy(hidden=128, depth=4, init="pytorch"):
+    """Energy MLP 2 -> hidden x depth -> 1 with softplus activations.
+
+    init "pytorch" keeps nn.Linear's default (weights and biases uniform in
+    +-1/sqrt(fan_in)); "xavier" redraws every weight with xavier_normal_
+    (std sqrt(2/(fan_in+fan_out))) and zeroes every bias, as the Go nets.dense.
+    """
+    if init not in INITS:
+        raise ValueError(f"init {init!r}: want one of {INITS}")
     layers, d_in = [], 2
     for _ in range(depth):
         layers += [nn.Linear(d_in, hidden), nn.Softplus()]
         d_in = hidden
     layers.append(nn.Linear(d_in, 1))
+    if init == "xavier":
+        for layer in layers:
+            if isinstance(layer, nn.Linear):
+                nn.init.xavier_normal_(layer.weight)
+                nn.init.zeros_(layer.bias)
     return nn.Sequential(*layers)
 
 
@@ -183,10 +276,12 @@ LOSSES = {"ed": loss_ed, "sm": loss_sm, "cd": loss_cd}
 class Trainer:
     """Holds the model, its EMA copy and the optimiser for one method."""
 
-    def __init__(self, method, batch, lr=1e-3, ema=0.999):
+    def __init__(self, method, batch, lr=1e-3, ema=0.999, data="25gaussians",
+                 init="pytorch"):
         self.loss_fn = LOSSES[method]
         self.batch = batch
-        self.net = make_energy()
+        self.sample = DATASETS[data][0]
+        self.net = make_energy(init=init)
         self.ema_net = copy.deepcopy(self.net)
         for p in self.ema_net.parameters():
             p.requires_grad_(False)
@@ -197,7 +292,7 @@ class Trainer:
 
     def step(self):
         """One full training step; returns the loss as a 0-d tensor."""
-        x = sample_data(self.batch)
+        x = self.sample(self.batch)
         loss = self.loss_fn(self.net, x)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -221,9 +316,9 @@ def blas_library():
     return ",".join(paths) if paths else "unknown"
 
 
-def bench(method, steps, warmup, batch):
+def bench(method, steps, warmup, batch, data="25gaussians", init="pytorch"):
     """Returns steps per second over `steps` timed steps after `warmup`."""
-    tr = Trainer(method, batch)
+    tr = Trainer(method, batch, data=data, init=init)
     for _ in range(warmup):
         tr.step()
     t0 = time.perf_counter()
@@ -233,28 +328,31 @@ def bench(method, steps, warmup, batch):
 
 
 @torch.no_grad()
-def log_density_mse(net, n=5000):
-    """Log-density MSE of exp(-E) against the exact mixture, log Z by IS."""
-    xs = sample_data(n)
-    log_w = -energy(net, xs).double() - log_p_data(xs)
+def log_density_mse(net, data, n=5000):
+    """Log-density MSE of exp(-E) against the exact density, log Z by IS."""
+    sample, log_p = DATASETS[data]
+    xs = sample(n)
+    log_w = -energy(net, xs).double() - log_p(xs)
     log_z = torch.logsumexp(log_w, 0) - math.log(n)
-    xt = sample_data(n)
-    err = -energy(net, xt).double() - log_z - log_p_data(xt)
+    xt = sample(n)
+    err = -energy(net, xt).double() - log_z - log_p(xt)
     return (err ** 2).mean().item(), log_z.item()
 
 
-def check(method, steps, batch, window=100):
+def check(method, steps, batch, data="25gaussians", init="pytorch", window=100):
     """Trains `steps` steps; returns loss summaries and the EMA model's MSE."""
-    tr = Trainer(method, batch)
+    tr = Trainer(method, batch, data=data, init=init)
     losses = torch.empty(steps)
     t0 = time.perf_counter()
     for i in range(steps):
         losses[i] = tr.step()
     secs = time.perf_counter() - t0
     w = min(window, steps)
-    mse, log_z = log_density_mse(tr.ema_net)
+    mse, log_z = log_density_mse(tr.ema_net, data)
     return {
         "method": method,
+        "data": data,
+        "init": init,
         "steps": steps,
         "loss_first": losses[:w].mean().item(),
         "loss_last": losses[-w:].mean().item(),
@@ -272,7 +370,12 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=None,
                     help="torch intra-op threads (default: torch's default)")
     ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="torch.manual_seed before each method (initialisation, data, noise)")
+    ap.add_argument("--data", default="25gaussians", choices=list(DATASETS),
+                    help="2-D data set, as datasets/toy2d (default 25gaussians)")
+    ap.add_argument("--init", default="pytorch", choices=list(INITS),
+                    help="pytorch: nn.Linear's default; xavier: xavier_normal_ weights, zero biases")
     ap.add_argument("--json", action="store_true", help="one JSON line per method")
     ap.add_argument("--check", action="store_true",
                     help="train --check-steps steps per method, print loss and MSE")
@@ -286,16 +389,18 @@ def main(argv=None):
     methods = ["ed", "sm", "cd"] if args.method == "all" else [args.method]
 
     if args.check:
-        print(f"# torch {torch.__version__}, threads {threads}, batch {args.batch},"
-              f" blas {blas}")
-        print(f"{'method':<6} {'steps':>6} {'loss@first100':>14} {'loss@last100':>13}"
-              f" {'logdens MSE (EMA)':>18} {'logZ':>8} {'secs':>7}")
+        if not args.json:
+            print(f"# torch {torch.__version__}, threads {threads}, batch {args.batch},"
+                  f" data {args.data}, init {args.init}, seed {args.seed}, blas {blas}")
+            print(f"{'method':<6} {'steps':>6} {'loss@first100':>14} {'loss@last100':>13}"
+                  f" {'logdens MSE (EMA)':>18} {'logZ':>8} {'secs':>7}")
         for m in methods:
             torch.manual_seed(args.seed)
-            r = check(m, args.check_steps, args.batch)
+            r = check(m, args.check_steps, args.batch, args.data, args.init)
             if args.json:
                 print(json.dumps({"impl": "pytorch", "torch": torch.__version__,
-                                  "threads": threads, "blas": blas, **r}))
+                                  "threads": threads, "blas": blas, "seed": args.seed,
+                                  "batch": args.batch, **r}))
             else:
                 print(f"{m:<6} {r['steps']:>6} {r['loss_first']:>14.4f} {r['loss_last']:>13.4f}"
                       f" {r['logdens_mse_ema']:>18.4f} {r['logZ']:>8.3f} {r['seconds']:>7.1f}")
@@ -304,16 +409,18 @@ def main(argv=None):
 
     if not args.json:
         print(f"# torch {torch.__version__}, threads {threads}, batch {args.batch},"
-              f" {args.steps} timed steps after {args.warmup} warmup")
+              f" {args.steps} timed steps after {args.warmup} warmup,"
+              f" data {args.data}, init {args.init}, seed {args.seed}")
         print(f"# blas {blas}")
         print(f"{'method':<6} {'steps/s':>10} {'ms/step':>9}")
     for m in methods:
         torch.manual_seed(args.seed)
-        sps = bench(m, args.steps, args.warmup, args.batch)
+        sps = bench(m, args.steps, args.warmup, args.batch, args.data, args.init)
         if args.json:
             print(json.dumps({"impl": "pytorch", "method": m, "steps_per_sec": sps,
                               "threads": threads, "torch": torch.__version__,
-                              "batch": args.batch, "steps": args.steps, "blas": blas}))
+                              "batch": args.batch, "steps": args.steps, "blas": blas,
+                              "data": args.data, "init": args.init, "seed": args.seed}))
         else:
             print(f"{m:<6} {sps:>10.1f} {1000.0 / sps:>9.3f}")
         sys.stdout.flush()

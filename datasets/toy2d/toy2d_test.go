@@ -288,6 +288,9 @@ func TestCheckerboardDensityOnSupport(t *testing.T) {
 	}{
 		{0.5, 0.5, true}, {-0.5, -0.5, true}, {2.5, 0.5, false}, {-3, 3, false},
 		{3.9, 3.9, true}, {-3.9, 3.9, false}, {4.1, 0, false}, {0, -4.1, false},
+		// Closed squares: an edge or corner bordering a filled square is
+		// inside (float32 rounding puts about 1 sample in 10⁷ there).
+		{2, 0.5, true}, {4, 2.155, true}, {2, 2, true}, {-4, -4, true}, {4, 0.5, false}, {4.0000001, 2.155, false},
 	}
 	for _, tc := range tests {
 		got, ok := set.LogDensity(tc.x, tc.y)

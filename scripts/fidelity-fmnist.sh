@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The paper's latent-EBM comparison on real images (issue 15): ED-, CD- and
+# SM-LEBM on the whole Fashion-MNIST training set, the paper's mnist-size
+# model, EPOCHS epochs each, for each seed of SEEDS. CD runs at Pang et
+# al.'s settings (-preset pang-cd: prior lr 2e-5, decay 0.998 per epoch,
+# batch 100); ED and SM at the paper's (batch 128). Then every run is
+# evaluated with eval-lebm (test reconstruction MSE of 1,000 images,
+# classifier-FID of 5,000 samples from 500-step prior Langevin, 8 prior
+# chains of 2,000 steps for R̂) and compare-evals tabulates them.
+#
+# Long: about 55 min per ED or SM run and 90 min per CD run on XLA CPU with
+# two cores (docs/lebm.md has the plan). Every step resumes or is skipped
+# when done: run the script again after any interruption. Run folders live
+# in OUT, outside the repository; DOCS (e.g. docs/results/fmnist-fidelity)
+# receives the comparison and each run's summary.json, metrics.jsonl and
+# last grids.
+#
+#   nohup nice scripts/fidelity-fmnist.sh [OUT] > fidelity.log 2>&1 &
+#
+# Settings (environment): SEEDS, METHODS, EPOCHS, BACKEND; for a quick
+# trial TRAIN_SIZE (images, 0: all) and EVAL_FLAGS (extra eval-lebm flags).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-$HOME/runs/fidelity-fmnist}
+seeds=${SEEDS:-1 2}
+methods=${METHODS:-ed cd sm}
+epochs=${EPOCHS:-20}
+backend=${BACKEND:-auto}
+train_size=${TRAIN_SIZE:-0}
+read -r -a eval_flags <<<"${EVAL_FLAGS:-}"
+
+mkdir -p "$out/bin"
+go build -o "$out/bin/" ./cmd/train-lebm ./cmd/eval-lebm ./cmd/train-classifier ./cmd/compare-evals
+log() { echo "$(date -u '+%F %T') $*"; }
+
+clf=$out/classifier
+if [ ! -f "$clf/train-stats.bin" ]; then
+  log "training the classifier for classifier-FID"
+  "$out/bin/train-classifier" -backend "$backend" -out "$clf" >"$out/classifier.log" 2>&1
+fi
+
+reports=()
+for seed in $seeds; do
+  for method in $methods; do
+    run=$out/$method-s$seed
+    flags=(-method "$method")
+    [ "$method" = cd ] && flags=(-preset pang-cd)
+    if [ ! -f "$run/eval/summary.json" ]; then
+      log "training $method, seed $seed → $run"
+      "$out/bin/train-lebm" -backend "$backend" "${flags[@]}" -seed "$seed" -epochs "$epochs" \
+        -train-size "$train_size" -checkpoint-every 5m -out "$run" >>"$run.train.log" 2>&1
+      log "evaluating $method, seed $seed"
+      "$out/bin/eval-lebm" -backend "$backend" -run "$run" -classifier "$clf" "${eval_flags[@]}" -out "$run/eval.tmp" >"$run.eval.log" 2>&1
+      rm -rf "$run/eval" && mv "$run/eval.tmp" "$run/eval"
+    fi
+    reports+=("$run/eval")
+    log "done: $method, seed $seed"
+  done
+done
+"$out/bin/compare-evals" -out "$out/comparison" -title "Fashion-MNIST, ${epochs} epochs per run" "${reports[@]}"
+if [ -n "${DOCS:-}" ]; then
+  mkdir -p "$DOCS"
+  cp -r "$out/comparison/." "$DOCS/"
+  for report in "${reports[@]}"; do
+    run=$(dirname "$report")
+    name=$(basename "$run")
+    mkdir -p "$DOCS/$name"
+    cp "$report/summary.json" "$run/metrics.jsonl" "$run/losses.png" "$DOCS/$name/"
+    samples=("$run"/samples-epoch*.png) recons=("$run"/reconstructions-epoch*.png)
+    cp "${samples[-1]}" "${recons[-1]}" "$DOCS/$name/"
+  done
+fi
