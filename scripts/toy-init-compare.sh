@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The initialisation comparison of issue 15 on every 2-D set with an exact
+# density (25gaussians, 8gaussians, checkerboard): ED, SM and CD trained
+# STEPS steps from PyTorch's nn.Linear initialisation (the authors') and
+# from Xavier-normal weights with zero biases (the project's old one), for
+# each seed of SEEDS, by Go (train-toy -init) and by PyTorch
+# (scripts/toy_bench.py --check --init), one thread each. Writes the
+# log-density MSE of each run's EMA model at the last step as a Markdown
+# table to OUT/toy-init.md (DOCS: also there). Finished runs are skipped:
+# run it again after an interruption.
+#
+#   nohup nice scripts/toy-init-compare.sh [OUT] > toy-init.log 2>&1 &
+#
+# Settings (environment): SEEDS, DATA, INITS, STEPS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-$HOME/runs/toy-init}
+seeds=${SEEDS:-1 2}
+data=${DATA:-25gaussians 8gaussians checkerboard}
+inits=${INITS:-pytorch xavier}
+steps=${STEPS:-10000}
+mkdir -p "$out/bin" "$out/pytorch"
+go build -o "$out/bin/" ./cmd/train-toy
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+
+for seed in $seeds; do
+  for init in $inits; do
+    for d in $data; do
+      go_run=$out/go/$init-s$seed
+      if [ ! -f "$go_run/$d/done" ]; then
+        mkdir -p "$go_run"
+        echo "$(date -u +%T) go $d $init seed $seed"
+        "$out/bin/train-toy" -backend cpu,devices=1 -data "$d" -methods ed,sm,cd -steps "$steps" -eval-every "$((steps < 1000 ? steps : 1000))" -seed "$seed" \
+          -init "$init" -out "$go_run" >"$go_run-$d.log" 2>&1
+        touch "$go_run/$d/done"
+      fi
+      py=$out/pytorch/$d-$init-s$seed.jsonl
+      if [ ! -s "$py" ]; then
+        echo "$(date -u +%T) pytorch $d $init seed $seed"
+        /usr/bin/python3 scripts/toy_bench.py --check --check-steps "$steps" --method all --data "$d" --init "$init" \
+          --seed "$seed" --threads 1 --json >"$py.tmp"
+        mv "$py.tmp" "$py"
+      fi
+    done
+  done
+done
+
+python3 - "$out" "$steps" <<'PY' >"$out/toy-init.md"
+import csv, glob, json, os, statistics, sys
+out, steps = sys.argv[1], sys.argv[2]
+rows = {}  # (data, method, init, impl) -> [mse per seed]
+for path in glob.glob(f"{out}/go/*-s*/*/*/mse.csv"):
+    init_seed, data, method = path.split("/")[-4:-1]
+    init = init_seed.rsplit("-s", 1)[0]
+    with open(path) as f:
+        last = list(csv.DictReader(f))[-1]
+    rows.setdefault((data, method, init, "go"), []).append(float(last["log_density_mse"]))
+for path in glob.glob(f"{out}/pytorch/*.jsonl"):
+    for line in open(path):
+        r = json.loads(line)
+        rows.setdefault((r["data"], r["method"], r["init"], "pytorch"), []).append(r["logdens_mse_ema"])
+def cell(v):
+    if not v:
+        return "–"
+    return " / ".join(f"{x:.3g}" for x in v) + (f" (mean {statistics.mean(v):.3g})" if len(v) > 1 else "")
+print(f"# Toy log-density MSE after {steps} steps: PyTorch's nn.Linear init vs Xavier\n")
+print("EMA model, importance-sampled log Z, 5,000 samples; one value per seed.\n")
+print("| data | method | Go, PyTorch init | Go, Xavier init | PyTorch, PyTorch init | PyTorch, Xavier init |")
+print("|---|---|---|---|---|---|")
+for data in sorted({k[0] for k in rows}):
+    for method in ("ed", "sm", "cd"):
+        print(f"| {data} | {method} | " + " | ".join(cell(rows.get((data, method, i, impl), []))
+              for impl, i in (("go", "pytorch"), ("go", "xavier"), ("pytorch", "pytorch"), ("pytorch", "xavier"))) + " |")
+PY
+cat "$out/toy-init.md"
+if [ -n "${DOCS:-}" ]; then cp "$out/toy-init.md" "$DOCS/"; fi
