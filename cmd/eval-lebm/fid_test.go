@@ -29,6 +29,7 @@ func fidOptions(t *testing.T, runDir string) options {
 }
 
 func TestInceptionFID(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	o := fidOptions(t, savedRun(t))
 	if err := run(o); err != nil {
 		t.Fatal(err)
@@ -92,6 +93,7 @@ func TestInceptionFID(t *testing.T) {
 }
 
 func TestInceptionFIDBadInput(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	runDir := savedRun(t)
 	wrongDim := filepath.Join(t.TempDir(), "stats.bin")
 	if err := eval.SaveStats(wrongDim, make([]float64, 3), mat.NewSymDense(3, []float64{1, 0, 0, 0, 1, 0, 0, 0, 1})); err != nil {
@@ -158,6 +160,7 @@ func TestDefaultFIDStatsPathNamesItsInputs(t *testing.T) {
 // they score |c|², the Fréchet distance's closed form for equal
 // covariances.
 func TestClassifierFIDOfASetAgainstItselfAndAShiftedCopy(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	dir := classifierRun(t, []int{16, 12}) // statistics of the first 32 test images
 	images, err := mnist.Load(mnist.DefaultFashionDir, "test")
 	if err != nil {

@@ -150,6 +150,7 @@ func classifierRun(t *testing.T, hidden []int) string {
 }
 
 func TestEvaluatesACheckpoint(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	runDir := savedRun(t)
 	opts := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: testutil.BackendName(), reconN: 64, batch: 32,
 		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: 1, anomalyN: 64, interpRows: 2, interpSteps: 4,
@@ -218,6 +219,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	runDir := savedRun(t)
 	wrongSize := t.TempDir()
 	testutil.WriteBlankIDX(t, filepath.Join(wrongSize, "t10k-images-idx3-ubyte"), 8, 32, 32)
@@ -268,6 +270,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestInterpolate(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	z := []float32{0, 10, 2, 20} // one pair of 2-dimensional latents
 	got := interpolate(z, 2, 3)
 	want := []float32{0, 10, 1, 15, 2, 20}
@@ -282,6 +285,7 @@ func TestInterpolate(t *testing.T) {
 }
 
 func TestAttributeLatents(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	// Four 2-d latents; images 0 and 2 have the attribute, 1 and 3 do not:
 	// d = mean{(1,0),(3,2)} − mean{(0,1),(0,3)} = (2,1) − (0,2) = (2,−1).
 	z := []float32{1, 0, 0, 1, 3, 2, 0, 3}

@@ -29,6 +29,7 @@ func readSummary(t *testing.T, out string) summary {
 // On a 1,000-image slice of Fashion-MNIST the classifier learns far above
 // chance, caches 128-d training statistics, and a longer second run resumes.
 func TestTrainsCachesStatisticsAndResumes(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	out := t.TempDir()
 	o := options{dataDir: mnist.DefaultFashionDir, out: out, backend: testutil.BackendName(), epochs: 2, batch: 100, trainN: 1000}
 	if err := run(o); err != nil {
@@ -91,6 +92,7 @@ func TestTrainsCachesStatisticsAndResumes(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	for _, tc := range []struct {
 		name string
 		o    options

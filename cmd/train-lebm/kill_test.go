@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/edlebm/edlebm/internal/testutil"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -61,6 +62,7 @@ func withoutTimes(recs []stepRecord) []stepRecord {
 // last step: metrics and checkpoints stay consistent after a kill at any
 // moment. The step pictures of -pictures-every are there too.
 func TestKilledAtRandomMomentsResumesConsistently(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	whole := filepath.Join(t.TempDir(), "whole")
 	start := time.Now()
 	if out, err := command(killFlags(whole)).CombinedOutput(); err != nil {
@@ -129,6 +131,7 @@ var errCrash = errors.New("crash")
 // the short gap between two writes too rarely to test this; here the crash
 // lands in every such gap.)
 func TestCrashAfterAnyWriteResumesConsistently(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	runWithCrash := func(out, after string, nth int) (crashed bool) {
 		o, err := parseFlags(killFlags(out))
 		if err != nil {
@@ -202,6 +205,7 @@ func afterGrowth(path string, size int64, delay time.Duration) <-chan time.Time 
 // stop training at the end of the current step with a checkpoint of it,
 // exiting 0 within seconds; the metrics end at the same step.
 func TestSignalsStopWithACheckpoint(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")

@@ -61,6 +61,7 @@ func mean(v []float64) float64 {
 // well below its starting value, the pictures and checkpoints appear, and a
 // second run resumes where the first stopped.
 func TestTrainOnFashionMNISTSliceAndResume(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	out := t.TempDir()
 	if err := runCommand(t, quickFlags(out, "10", "-keep-epochs", "3")); err != nil {
 		t.Fatal(err)
@@ -125,6 +126,7 @@ func TestTrainOnFashionMNISTSliceAndResume(t *testing.T) {
 // equal an uninterrupted run's, bit for bit, through the end of the epoch
 // and the epoch's test reconstruction.
 func TestStopMidEpochAndResumeEqualsUninterrupted(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	whole, sliced := t.TempDir(), t.TempDir()
 	if err := runCommand(t, quickFlags(whole, "2")); err != nil {
 		t.Fatal(err)
@@ -155,6 +157,7 @@ func TestStopMidEpochAndResumeEqualsUninterrupted(t *testing.T) {
 }
 
 func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
 	// A data folder of 32×32 images: the wrong size for the mnist generator.
 	wrongSize := t.TempDir()
 	for _, split := range []struct{ images, labels string }{

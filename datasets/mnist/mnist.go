@@ -23,6 +23,22 @@ import (
 // the four gzipped Fashion-MNIST IDX files.
 const DefaultFashionDir = "/usr/share/datasets/fashion-mnist"
 
+// idxFiles are the four files of an MNIST-format data set, without the
+// optional ".gz".
+var idxFiles = []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}
+
+// CheckFashionInstalled reports, naming the first missing file, whether
+// Debian's dataset-fashion-mnist package is installed in DefaultFashionDir.
+func CheckFashionInstalled() error {
+	for _, name := range idxFiles {
+		path := filepath.Join(DefaultFashionDir, name+".gz")
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("mnist: Fashion-MNIST is not installed: %w", err)
+		}
+	}
+	return nil
+}
+
 // MaxIDXBytes bounds the data size an IDX header may declare, so that a
 // corrupt header cannot make ReadIDX attempt a huge allocation. The largest
 // MNIST file holds 47 MB.

@@ -199,3 +199,14 @@ func LogSumExp(v []float64) float64 {
 	}
 	return m + math.Log(s)
 }
+
+// RequireFashionMNIST skips t, saying what to install, when Debian's
+// Fashion-MNIST files, which the end-to-end tests train and evaluate on,
+// are missing. The README's test command installs them, so there the
+// tests always run; a plain `go test ./...` elsewhere skips only these.
+func RequireFashionMNIST(t testing.TB) {
+	t.Helper()
+	if err := mnist.CheckFashionInstalled(); err != nil {
+		t.Skipf("%v: apt-get install dataset-fashion-mnist (./scripts/test.sh installs it)", err)
+	}
+}
