@@ -52,6 +52,14 @@ var ComputeDTypes = []string{"", "bfloat16"}
 
 // Config holds every setting of a latent EBM and its training.
 type Config struct {
+	// Data names the data set the model learns (DefaultConfig's argument),
+	// so that a checkpoint says what it was trained on; "" when unknown
+	// (checkpoints written before it was kept).
+	Data string
+	// AnomalyHoldout is the class left out of training under the
+	// anomaly-detection protocol, -1 for none.
+	AnomalyHoldout int
+
 	// Generator is the generator architecture; Generator.Nz is the latent size.
 	Generator nets.GeneratorConfig
 	// Prior is the architecture of the prior energy MLP f.
@@ -123,6 +131,8 @@ func DefaultConfig(dataset string) (Config, error) {
 		posteriorSteps = 40
 	}
 	return Config{
+		Data:                  dataset,
+		AnomalyHoldout:        -1,
 		Generator:             gen,
 		Prior:                 nets.LEBMPriorMLP(),
 		Sigma:                 0.3,
@@ -188,6 +198,9 @@ func (c Config) Validate() error {
 }
 
 func (c Config) validate() error {
+	if c.AnomalyHoldout < -1 {
+		return fmt.Errorf("AnomalyHoldout = %d: must be a class (≥ 0) or -1 for none", c.AnomalyHoldout)
+	}
 	if err := c.Generator.Validate(); err != nil {
 		return err
 	}

@@ -2,10 +2,12 @@ package lebm
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/nets"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/ui/commandline"
 )
@@ -44,6 +46,7 @@ func TestDefaultConfig(t *testing.T) {
 			// Architectures"; the prior MLP nz→200→200→1 is its table of LEBM
 			// architectures, LeakyReLU 0.1 its text).
 			want := Config{
+				Data: tc.dataset, AnomalyHoldout: -1,
 				Generator: cfg.Generator, Prior: cfg.Prior,
 				Sigma: 0.3, PriorSigma: 1,
 				PosteriorLangevin:     losses.LangevinConfig{StepSize: 0.1, Steps: tc.posteriorSteps},
@@ -174,12 +177,18 @@ func TestConfigParams(t *testing.T) {
 		})
 	}
 
-	t.Run("older context without the optional compute dtype", func(t *testing.T) {
+	t.Run("older context without the optional settings", func(t *testing.T) {
+		// Checkpoints from before these settings existed: no compute dtype
+		// (float32 throughout), no data set (unknown), no held-out class
+		// (none), Xavier-initialised priors.
+		optional := map[string]bool{"compute_dtype": true, "data": true, "anomaly_holdout": true, "prior_init": true}
+		withAll := cfg
+		withAll.Data, withAll.AnomalyHoldout, withAll.Prior.Init = "svhn", 3, nets.InitPyTorch
 		full := context.New()
-		cfg.SetParams(full)
+		withAll.SetParams(full)
 		old := context.New()
-		for _, p := range cfg.params() {
-			if p.key != "compute_dtype" {
+		for _, p := range withAll.params() {
+			if !optional[p.key] {
 				v, _ := full.GetParam(ParamPrefix + p.key)
 				old.SetParam(ParamPrefix+p.key, v)
 			}
@@ -187,8 +196,15 @@ func TestConfigParams(t *testing.T) {
 		layers, _ := full.GetParam(ParamPrefix + generatorLayersKey)
 		old.SetParam(ParamPrefix+generatorLayersKey, layers)
 		got, err := ConfigFromContext(old)
-		if err != nil || got.ComputeDType != "" || !reflect.DeepEqual(got, cfg) {
-			t.Errorf("ConfigFromContext without lebm_compute_dtype = %+v, %v; want the config with ComputeDType \"\"", got, err)
+		want := withAll
+		want.ComputeDType, want.Data, want.AnomalyHoldout, want.Prior.Init = "", "", -1, nets.InitXavier
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ConfigFromContext without the optional parameters = %+v, %v; want %+v", got, err, want)
+		}
+		for key := range optional {
+			if found := slices.ContainsFunc(withAll.params(), func(p param) bool { return p.key == key && p.optional }); !found {
+				t.Errorf("%s is not an optional parameter", key)
+			}
 		}
 	})
 

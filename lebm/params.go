@@ -29,6 +29,8 @@ type param struct {
 // generator's layers are handled apart (see generatorLayers).
 func (c *Config) params() []param {
 	return []param{
+		{key: "data", ptr: &c.Data, optional: true},
+		{key: "anomaly_holdout", ptr: &c.AnomalyHoldout, optional: true, absent: -1},
 		{key: "generator_nz", ptr: &c.Generator.Nz},
 		{key: "prior_hidden", ptr: &c.Prior.Hidden},
 		{key: "prior_activation", ptr: &c.Prior.Activation},

@@ -30,7 +30,7 @@ func fidOptions(t *testing.T, runDir string) options {
 
 func TestInceptionFID(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
-	o := fidOptions(t, savedRun(t))
+	o := fidOptions(t, savedRun(t, -1))
 	if err := run(o); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestInceptionFID(t *testing.T) {
 
 func TestInceptionFIDBadInput(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
-	runDir := savedRun(t)
+	runDir := savedRun(t, -1)
 	wrongDim := filepath.Join(t.TempDir(), "stats.bin")
 	if err := eval.SaveStats(wrongDim, make([]float64, 3), mat.NewSymDense(3, []float64{1, 0, 0, 0, 1, 0, 0, 0, 1})); err != nil {
 		t.Fatal(err)

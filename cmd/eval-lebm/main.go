@@ -69,7 +69,7 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.runDir, "run", "", "train-lebm output folder (its checkpoint/ is evaluated)")
-	flag.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("the run's data set: %v", byname.Names))
+	flag.StringVar(&o.data, "data", "", fmt.Sprintf("the run's data set, %v (default: the one its checkpoint names)", byname.Names))
 	flag.StringVar(&o.dataDir, "data-dir", "", "the data set's folder, as for train-lebm (default Debian's "+mnist.DefaultFashionDir+" for fashion-mnist)")
 	flag.StringVar(&o.attribute, "attribute", "", "CelebA attribute (e.g. Smiling): draw posterior latents moved along z_with − z_without")
 	flag.IntVar(&o.attributeN, "attribute-n", 1000, "test images whose posterior latents estimate the attribute direction")
@@ -81,7 +81,7 @@ func main() {
 	flag.IntVar(&o.chainSteps, "chain-steps", 2000, "Langevin steps per chain")
 	flag.IntVar(&o.maxLag, "max-lag", 200, "largest autocorrelation lag")
 	flag.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
-	flag.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "the class the run was trained without (train-lebm -anomaly-holdout): score its anomaly-detection test split and report AUPRC; -1: skip")
+	flag.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "the class the run was trained without (train-lebm -anomaly-holdout): score its anomaly-detection test split and report AUPRC (default: the checkpoint's held-out class; none: skip)")
 	flag.IntVar(&o.anomalyN, "anomaly-n", 0, "score an evenly spaced subset of this many anomaly test images (0: all)")
 	flag.IntVar(&o.anomalyCkpts, "anomaly-checkpoints", 0, "average the anomaly AUPRC over the last N end-of-epoch snapshots in RUN/epochs (train-lebm -keep-epochs); 0: the latest checkpoint only")
 	flag.Int64Var(&o.anomalySeed, "anomaly-seed", 1, "random stream of the anomaly scores' posterior chains, restarted for each checkpoint so that all checkpoints score with the same draws")
@@ -102,6 +102,41 @@ func main() {
 	}
 }
 
+// fromCheckpoint completes o with what the checkpoint says of its run — the
+// data set and the class held out under the anomaly protocol — refusing
+// flags that contradict it, and then checks the flags that depend on the
+// data set. Checkpoints from before they named their data set need -data.
+func (o *options) fromCheckpoint(cfg lebm.Config) error {
+	switch {
+	case o.data == "" && cfg.Data == "":
+		return fmt.Errorf("flag -data: the checkpoint does not name its data set (written before checkpoints kept it): give -data")
+	case o.data == "":
+		o.data = cfg.Data
+	case cfg.Data != "" && o.data != cfg.Data:
+		return fmt.Errorf("flag -data %s: the checkpoint was trained on %s", o.data, cfg.Data)
+	}
+	switch {
+	case o.anomalyHoldout == -1:
+		o.anomalyHoldout = cfg.AnomalyHoldout
+	case cfg.Data != "" && o.anomalyHoldout != cfg.AnomalyHoldout:
+		held := "no class held out"
+		if cfg.AnomalyHoldout >= 0 {
+			held = fmt.Sprintf("class %d held out", cfg.AnomalyHoldout)
+		}
+		return fmt.Errorf("flag -anomaly-holdout %d: the checkpoint was trained with %s", o.anomalyHoldout, held)
+	}
+	if o.dataDir == "" && o.data == "fashion-mnist" {
+		o.dataDir = mnist.DefaultFashionDir
+	}
+	if o.anomalyHoldout >= 0 && o.data != "mnist" && o.data != "fashion-mnist" {
+		return fmt.Errorf("flag -anomaly-holdout: the anomaly protocol is defined for mnist and fashion-mnist, not %s", o.data)
+	}
+	if o.attribute != "" && !byname.IsCelebA(o.data) {
+		return fmt.Errorf("flag -attribute %q: needs -data celeba64 or celeba128, not %s", o.attribute, o.data)
+	}
+	return nil
+}
+
 // samplers are the load options that apply the sampler flags.
 func (o options) samplers() []lebm.LoadOption {
 	return []lebm.LoadOption{lebm.WithTestPosterior(o.postSteps, o.postStep), lebm.WithGeneration(o.genSteps, o.genStep)}
@@ -113,18 +148,8 @@ func run(o options) error {
 	if runDir == "" {
 		return fmt.Errorf("flag -run: the train-lebm output folder is required")
 	}
-	if !slices.Contains(byname.Names, o.data) {
+	if o.data != "" && !slices.Contains(byname.Names, o.data) {
 		return fmt.Errorf("flag -data %q: want one of %v", o.data, byname.Names)
-	}
-	if o.dataDir == "" && o.data == "fashion-mnist" {
-		o.dataDir = mnist.DefaultFashionDir
-	}
-	dataDir := o.dataDir
-	if o.anomalyHoldout >= 0 && o.data != "mnist" && o.data != "fashion-mnist" {
-		return fmt.Errorf("flag -anomaly-holdout: the anomaly protocol is defined for mnist and fashion-mnist, not %s", o.data)
-	}
-	if o.attribute != "" && !byname.IsCelebA(o.data) {
-		return fmt.Errorf("flag -attribute %q: needs -data celeba64 or celeba128, not %s", o.attribute, o.data)
 	}
 	fid := o.classifierDir != "" || o.inception != ""
 	if err := flagcheck.Check(
@@ -163,6 +188,10 @@ func run(o options) error {
 		return fmt.Errorf("flag -run: %w", err)
 	}
 	cfg := model.Config()
+	if err := o.fromCheckpoint(cfg); err != nil {
+		return err
+	}
+	dataDir := o.dataDir
 	s := eval.Report{Checkpoint: ckpt, Data: o.data, Method: cfg.Method, Chains: chains, ChainSteps: chainSteps, AnomalyHeldOut: o.anomalyHoldout,
 		TestPosteriorSteps: cfg.TestPosteriorLangevin.Steps, TestPosteriorStepSize: cfg.TestPosteriorLangevin.StepSize,
 		GenerationSteps: cfg.GenerationLangevin.Steps, GenerationStepSize: cfg.GenerationLangevin.StepSize}

@@ -62,7 +62,7 @@ func replayReconstructionMSE(t *testing.T, runDir string, n, batch int) float64 
 
 // savedRun writes an untrained mnist-size model's checkpoint as train-lebm
 // would, with short chains so the evaluation is quick.
-func savedRun(t *testing.T) string {
+func savedRun(t *testing.T, anomalyHoldout int) string {
 	t.Helper()
 	b, _, err := backend.Open(testutil.BackendName())
 	if err != nil {
@@ -72,7 +72,7 @@ func savedRun(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.TestPosteriorLangevin.Steps, cfg.Seed = 5, 3
+	cfg.TestPosteriorLangevin.Steps, cfg.Seed, cfg.AnomalyHoldout = 5, 3, anomalyHoldout
 	model, err := lebm.New(b, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -151,9 +151,11 @@ func classifierRun(t *testing.T, hidden []int) string {
 
 func TestEvaluatesACheckpoint(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
-	runDir := savedRun(t)
-	opts := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: testutil.BackendName(), reconN: 64, batch: 32,
-		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: 1, anomalyN: 64, interpRows: 2, interpSteps: 4,
+	runDir := savedRun(t, 1)
+	// No -data and no -anomaly-holdout: the checkpoint names its data set
+	// and its held-out class.
+	opts := options{runDir: runDir, backend: testutil.BackendName(), reconN: 64, batch: 32,
+		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: -1, anomalyN: 64, interpRows: 2, interpSteps: 4,
 		anomalyCkpts: 2, classifierDir: classifierRun(t, []int{16, 8}), fidSamples: 40}
 	if err := run(opts); err != nil {
 		t.Fatal(err)
@@ -162,8 +164,8 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Data != "fashion-mnist" || s.Method != lebm.MethodED {
-		t.Errorf("summary names data %q and method %q, want fashion-mnist and ed", s.Data, s.Method)
+	if s.Data != "fashion-mnist" || s.Method != lebm.MethodED || s.AnomalyHeldOut != 1 {
+		t.Errorf("summary names data %q, method %q and held-out class %d; want the checkpoint's fashion-mnist, ed and 1", s.Data, s.Method, s.AnomalyHeldOut)
 	}
 	// No sampler flags: the checkpoint's (5 posterior steps of 0.1, the
 	// paper's generation of 500 steps of 0.2).
@@ -220,7 +222,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
-	runDir := savedRun(t)
+	runDir := savedRun(t, 1)
 	wrongSize := t.TempDir()
 	testutil.WriteBlankIDX(t, filepath.Join(wrongSize, "t10k-images-idx3-ubyte"), 8, 32, 32)
 	testutil.WriteBlankIDX(t, filepath.Join(wrongSize, "t10k-labels-idx1-ubyte"), 8)
@@ -255,6 +257,9 @@ func TestBadInput(t *testing.T) {
 		{"one FID sample", func(o *options) { o.classifierDir, o.fidSamples = wideClassifier, 1 }, []string{"-fid-samples 1"}},
 		{"negative sampler steps", func(o *options) { o.genSteps = -1 }, []string{"flag -gen-steps -1", "≥ 0"}},
 		{"a lag past half the chain", func(o *options) { o.maxLag = 50 }, []string{"flag -max-lag 50", "below half of -chain-steps 100"}},
+		{"another data set than the checkpoint's", func(o *options) { o.data = "mnist" }, []string{"flag -data mnist", "trained on fashion-mnist"}},
+		{"an attribute of a Fashion-MNIST run", func(o *options) { o.attribute, o.attributeN, o.attributeScale = "Smiling", 8, 1 }, []string{"flag -attribute", "needs -data celeba64"}},
+		{"another held-out class than the checkpoint's", func(o *options) { o.anomalyHoldout = 4 }, []string{"flag -anomaly-holdout 4", "class 1 held out"}},
 		{"-out a file", func(o *options) { o.out = filepath.Join(runDir, "checkpoint", "LATEST") }, []string{"flag -out", "LATEST: a file, not a folder"}},
 	} {
 		o := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: testutil.BackendName(), reconN: 8, batch: 8, chains: 2, chainSteps: 100,
@@ -352,7 +357,7 @@ func TestAttributeGridOnCelebA(t *testing.T) {
 		mention string
 	}{
 		{"unknown attribute", func(o *options) { o.attribute = "Wings" }, `"Wings"`},
-		{"attribute without CelebA", func(o *options) { o.data, o.dataDir = "fashion-mnist", mnist.DefaultFashionDir }, "needs -data celeba64"},
+		{"another data set than the checkpoint's", func(o *options) { o.data, o.dataDir = "fashion-mnist", mnist.DefaultFashionDir }, "trained on celeba64"},
 		{"one group empty", func(o *options) { o.attribute = "Male" }, "need both groups"},
 	} {
 		bad := o

@@ -75,6 +75,7 @@ func parseFlags(args []string) (options, error) {
 			return err
 		})
 	}
+	cfg.AnomalyHoldout = o.anomalyHoldout
 	o.cfg = cfg
 	o.sized = isSet(fs, "epochs") || isSet(fs, "batch") || isSet(fs, "train-size")
 	if *model.preset == lebm.PresetPangCD && !isSet(fs, "batch") {
@@ -95,6 +96,7 @@ func parseFlags(args []string) (options, error) {
 		flagcheck.Rule{Flag: "train-size", Value: o.trainSize, OK: o.trainSize >= 0, Want: "≥ 0 (0: every image)"},
 		flagcheck.Rule{Flag: "train-size", Value: o.trainSize, OK: o.trainSize == 0 || o.batch <= o.trainSize, Want: fmt.Sprintf("at least -batch %d", o.batch)},
 		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch <= byname.TrainImages[o.data], Want: fmt.Sprintf("at most the %d training images of %s", byname.TrainImages[o.data], o.data)},
+		flagcheck.Rule{Flag: "anomaly-holdout", Value: o.anomalyHoldout, OK: o.anomalyHoldout >= -1, Want: "a class (≥ 0), or -1 for none"},
 		flagcheck.Rule{Flag: "grid", Value: o.gridN, OK: o.gridN >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "recon", Value: o.reconN, OK: o.reconN >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "keep-epochs", Value: o.keepEpochs, OK: o.keepEpochs >= 0, Want: "≥ 0"},

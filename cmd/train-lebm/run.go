@@ -264,7 +264,11 @@ func openModel(b backends.Backend, cfg lebm.Config, dir string) (*lebm.Model, er
 	if err != nil {
 		return nil, fmt.Errorf("resuming from %s: %w (move it away to start afresh)", dir, err)
 	}
-	if diff := configDiff(model.Config(), cfg); diff != "" {
+	saved := model.Config()
+	if saved.Data == "" { // written before checkpoints named their data set
+		saved.Data = cfg.Data
+	}
+	if diff := configDiff(saved, cfg); diff != "" {
 		return nil, fmt.Errorf("%s holds a checkpoint of a different model (%s); use another -out, or the flags that run used", dir, diff)
 	}
 	step, _ := model.GlobalStep()
