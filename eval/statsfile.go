@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -39,6 +41,10 @@ const statsHeaderSize = len(statsMagic) + 4 + 4
 //	16+8d       8·d(d+1)/2    sigma's upper triangle row by row
 //	                          (σ_00 … σ_0,d−1, σ_11 … σ_1,d−1, …), float64
 //	end−4       4             CRC-32 (IEEE) of all preceding bytes, uint32
+//
+// A path ending in ".npz" (NPZExt) is written in NumPy's format instead,
+// as pytorch-fid reads statistics: float64 arrays "mu" [d] and "sigma"
+// [d, d].
 //
 // len(mu) must equal sigma's dimension, and every value must be finite.
 func SaveStats(path string, mu []float64, sigma mat.Symmetric) error {
@@ -71,6 +77,12 @@ func SaveStats(path string, mu []float64, sigma mat.Symmetric) error {
 		}
 	}
 	buf = binary.LittleEndian.AppendUint32(buf, crc32.ChecksumIEEE(buf))
+	if isNPZ(path) {
+		var err error
+		if buf, err = encodeNPZ(mu, sigma); err != nil {
+			return fmt.Errorf("eval: saving statistics to %s: %w", path, err)
+		}
+	}
 	if err := atomicfile.Write(path, func(w io.Writer) error {
 		_, err := w.Write(buf)
 		return err
@@ -80,15 +92,20 @@ func SaveStats(path string, mu []float64, sigma mat.Symmetric) error {
 	return nil
 }
 
-// LoadStats reads statistics written by SaveStats. A file that is not in
-// the format, is truncated or has trailing bytes, or fails its checksum is
-// an error naming path and the problem.
+// LoadStats reads statistics written by SaveStats, or by NumPy (pytorch-fid)
+// for a path ending in ".npz". A file that is not in the format, is
+// truncated or has trailing bytes, or fails its checksum is an error naming
+// path and the problem.
 func LoadStats(path string) ([]float64, *mat.SymDense, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("eval: loading statistics: %w", err)
 	}
-	mu, sigma, err := decodeStats(data)
+	decode := decodeStats
+	if isNPZ(path) {
+		decode = decodeNPZ
+	}
+	mu, sigma, err := decode(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("eval: loading statistics from %s: %w", path, err)
 	}
@@ -132,6 +149,9 @@ func decodeStats(data []byte) ([]float64, *mat.SymDense, error) {
 	}
 	return mu, sigma, nil
 }
+
+// isNPZ reports whether path names a NumPy .npz file.
+func isNPZ(path string) bool { return strings.EqualFold(filepath.Ext(path), NPZExt) }
 
 // statsFileSize is the size in bytes of a statistics file of dimension d,
 // computed in int64, which no uint32 dimension overflows.

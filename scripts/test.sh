@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the project's test suite on a fresh machine: installs what the tests
 # need (Debian's Fashion-MNIST for the end-to-end tests, shellcheck for the
-# scripts, the XLA CPU PJRT plugin through pip), then gofmt, shellcheck,
+# scripts, NumPy for the FID statistics exchange, the XLA CPU PJRT plugin
+# through pip), then gofmt, shellcheck,
 # go vet, go test on every package on XLA CPU, and the numerical core
 # (losses, nets, lebm, density) again on SimpleGo, the pure-Go fallback.
 # Pass extra `go test` flags as arguments.
@@ -16,6 +17,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || need_apt+=(dataset-fashion-mnist)
 command -v shellcheck >/dev/null || need_apt+=(shellcheck)
+/usr/bin/python3 -c 'import numpy' 2>/dev/null || need_apt+=(python3-numpy) # eval's .npz exchange test
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
