@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -58,6 +59,9 @@ func TestAnomalySplit(t *testing.T) {
 	}
 }
 
+// TestAnomalySplitErrors checks that each invalid input is refused with an
+// error naming the bad value: unlabelled images, an absent class, fractions
+// outside (0, 1) and a fraction that leaves no normal image for training.
 func TestAnomalySplitErrors(t *testing.T) {
 	unlabelled := labelledImages(10, 2)
 	unlabelled.Labels = nil
@@ -71,6 +75,12 @@ func TestAnomalySplitErrors(t *testing.T) {
 		{"no labels", unlabelled, 1, 0.8, "no labels"},
 		{"absent class", labelledImages(10, 2), 7, 0.8, "held-out class 7"},
 		{"bad fraction", labelledImages(10, 2), 1, 1.5, "1.5"},
+		// The open interval's ends are refused as fractions, not as empty sides.
+		{"fraction 0", labelledImages(10, 2), 1, 0, "training fraction 0: want a number in (0, 1)"},
+		{"fraction 1", labelledImages(10, 2), 1, 1, "training fraction 1: want a number in (0, 1)"},
+		{"NaN fraction", labelledImages(10, 2), 1, math.NaN(), "training fraction NaN"},
+		// 5 normal images at 0.1: ⌊0.5⌋ = 0 training images.
+		{"empty training side", labelledImages(10, 2), 1, 0.1, "5 normal images leave an empty side at fraction 0.1"},
 	}
 	for _, c := range cases {
 		if _, err := NewAnomalySplit(c.pool, c.heldOut, 42, c.frac); err == nil || !strings.Contains(err.Error(), c.mention) {

@@ -60,6 +60,11 @@ func readEpoch(t *testing.T, b *Batches) (labels []int, batches int) {
 	}
 }
 
+// TestImagesValidate checks Validate against hand-made sets of 4 2×2×1
+// images: each bad dimension, length, pixel and label is reported (naming the
+// set and the bad value), and the extremes of the documented ranges — pixels
+// ±1 and label MaxInt32 — are accepted. Empty dimensions come with
+// consistently empty slices, so only the positivity check can catch them.
 func TestImagesValidate(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -68,12 +73,20 @@ func TestImagesValidate(t *testing.T) {
 	}{
 		{"valid", func(*Images) {}, ""},
 		{"unlabelled", func(im *Images) { im.Labels = nil }, ""},
+		{"pixels at both ends of [-1, 1]", func(im *Images) { im.Pixels[0], im.Pixels[15] = -1, 1 }, ""},
+		{"largest label", func(im *Images) { im.Labels[2] = math.MaxInt32 }, ""},
+		{"no images", func(im *Images) { im.N, im.Pixels, im.Labels = 0, nil, nil }, "N=0 H=2 W=2 C=1, want all positive"},
+		{"negative count", func(im *Images) { im.N = -4 }, "N=-4"},
 		{"zero height", func(im *Images) { im.Height = 0 }, "want all positive"},
+		{"zero width", func(im *Images) { im.Width, im.Pixels = 0, nil }, "W=0 C=1, want all positive"},
+		{"zero channels", func(im *Images) { im.Channels, im.Pixels = 0, nil }, "C=0, want all positive"},
 		{"short pixels", func(im *Images) { im.Pixels = im.Pixels[:5] }, "5 pixel values"},
 		{"label count", func(im *Images) { im.Labels = im.Labels[:2] }, "2 labels for 4 images"},
-		{"pixel above 1", func(im *Images) { im.Pixels[7] = 1.5 }, "flat index 7"},
+		// Flat index 7 of 2×2×1 images is the last pixel of image 1.
+		{"pixel above 1", func(im *Images) { im.Pixels[7] = 1.5 }, "flat index 7 (image 1)"},
 		{"NaN pixel", func(im *Images) { im.Pixels[0] = float32(math.NaN()) }, "NaN"},
 		{"negative label", func(im *Images) { im.Labels[3] = -1 }, "label -1 of image 3"},
+		{"label beyond int32", func(im *Images) { im.Labels[1] = math.MaxInt32 + 1 }, "label 2147483648 of image 1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,6 +182,52 @@ func TestSubsetAndConcat(t *testing.T) {
 	}
 }
 
+// TestSubsetAndConcatUnlabelled checks that Subset and Concat of unlabelled
+// sets stay unlabelled (nil Labels, not an empty slice that Validate would
+// count as 0 labels for N images) and copy the right images, pixel for pixel
+// against pixel().
+func TestSubsetAndConcatUnlabelled(t *testing.T) {
+	const N, H, W, C = 3, 1, 2, 2
+	im := testImages(N, H, W, C, false)
+	sub, err := im.Subset([]int{2, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, err := Concat("pooled", im, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		set  *Images
+		want []int // source image of each image
+	}{
+		{"Subset", sub, []int{2, 0}},
+		{"Concat", both, []int{0, 1, 2, 2, 0}},
+	} {
+		if c.set.Labels != nil {
+			t.Errorf("%s of unlabelled images: labels %v, want nil", c.name, c.set.Labels)
+		}
+		if err := c.set.Validate(); err != nil {
+			t.Errorf("%s of unlabelled images: %v", c.name, err)
+		}
+		if c.set.N != len(c.want) {
+			t.Fatalf("%s: N=%d, want %d", c.name, c.set.N, len(c.want))
+		}
+		for k, src := range c.want {
+			for h := range H {
+				for w := range W {
+					for ch := range C {
+						if v, e := c.set.Image(k)[(h*W+w)*C+ch], pixel(src, h, w, ch, H, W, C, N); v != e {
+							t.Fatalf("%s image %d pixel (%d,%d,%d) = %v, want %v", c.name, k, h, w, ch, v, e)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestBatchesCoverEachExampleOncePerEpoch(t *testing.T) {
 	tests := []struct {
 		n, batch    int
@@ -178,6 +237,8 @@ func TestBatchesCoverEachExampleOncePerEpoch(t *testing.T) {
 		{n: 12, batch: 4, wantBatches: 3},
 		{n: 13, batch: 4, wantBatches: 3},
 		{n: 13, batch: 4, partial: true, wantBatches: 4},
+		{n: 12, batch: 4, partial: true, wantBatches: 3}, // no partial batch to keep
+		{n: 7, batch: 7, partial: true, wantBatches: 1},
 		{n: 7, batch: 7, wantBatches: 1},
 		{n: 7, batch: 1, wantBatches: 7},
 	}
@@ -355,6 +416,18 @@ func TestBatchesSeekResumes(t *testing.T) {
 				t.Fatalf("Seek(%d, %d): batch %d starts with image %d, want %d", s.epoch, s.batch, j-i, got, stream[j])
 			}
 		}
+	}
+	// Batch BatchesPerEpoch (5 = ⌈23/5⌉) is the documented end of an epoch:
+	// seeking there is allowed and leaves nothing to yield.
+	end := newBatches()
+	if err := end.Seek(2, 5); err != nil {
+		t.Fatalf("Seek to the end of epoch 2: %v", err)
+	}
+	if e, k := end.Position(); e != 2 || k != 5 {
+		t.Errorf("Position after Seek(2, 5) = (%d, %d), want (2, 5)", e, k)
+	}
+	if _, _, _, err := end.Yield(); !errors.Is(err, io.EOF) {
+		t.Errorf("Yield after Seek to the end of the epoch: %v, want io.EOF", err)
 	}
 	if err := newBatches().Seek(0, 6); err == nil || !strings.Contains(err.Error(), "batch 6") {
 		t.Errorf("Seek past the epoch's end: error %v, want one naming batch 6", err)

@@ -187,6 +187,80 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// cutTar returns a plain tar archive holding one regular entry name that
+// declares size bytes but holds only data (len(data) < size), the archive
+// ending there: what a truncated download of a large entry looks like.
+func cutTar(t *testing.T, name string, size int64, data []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Name: BatchesDir + "/" + name, Typeflag: tar.TypeReg, Mode: 0o644, Size: size}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes() // not closed: the entry stays short
+}
+
+// TestLoadArchiveSkipsEntries checks that readArchive reads only regular
+// entries with a batch's name, each once: a symbolic link or a directory
+// named like a batch, or a second copy of a batch, must not stand in for or
+// displace the real files; the images are checked against batch().
+func TestLoadArchiveSkipsEntries(t *testing.T) {
+	files := testBatches()
+	reg := func(name string) *tar.Header {
+		return &tar.Header{Name: BatchesDir + "/" + name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(files[name]))}
+	}
+	tests := []struct {
+		name    string
+		split   string
+		entries []*tar.Header // regular entries get files[base name] as contents
+		want    int           // number of images, from image 0
+	}{
+		{"link named like the batch", "test", []*tar.Header{
+			{Name: BatchesDir + "/test_batch.bin", Typeflag: tar.TypeSymlink, Linkname: "elsewhere.bin", Mode: 0o777},
+			reg("test_batch.bin"),
+		}, testCount},
+		{"directory named like the batch", "test", []*tar.Header{
+			{Name: "old/test_batch.bin/", Typeflag: tar.TypeDir, Mode: 0o755},
+			reg("test_batch.bin"),
+		}, testCount},
+		{"batch stored twice", "train", []*tar.Header{
+			reg("data_batch_1.bin"), reg("data_batch_1.bin"), reg("data_batch_2.bin"),
+			reg("data_batch_3.bin"), reg("data_batch_4.bin"), reg("data_batch_5.bin"),
+		}, 8}, // 8 = the sum of trainCounts
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			tw := tar.NewWriter(&buf)
+			for _, hdr := range tc.entries {
+				if err := tw.WriteHeader(hdr); err != nil {
+					t.Fatal(err)
+				}
+				if hdr.Typeflag == tar.TypeReg {
+					if _, err := tw.Write(files[filepath.Base(hdr.Name)]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := tw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(t.TempDir(), "c10.tar")
+			writeDir(t, filepath.Dir(p), map[string][]byte{"c10.tar": buf.Bytes()})
+			im, err := Load(p, tc.split)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkImages(t, im, 0, tc.want)
+		})
+	}
+}
+
+// TestLoadErrors checks that each broken directory or archive is refused
+// with an error naming the file and the problem.
 func TestLoadErrors(t *testing.T) {
 	without := func(name string) map[string][]byte {
 		files := testBatches()
@@ -226,6 +300,17 @@ func TestLoadErrors(t *testing.T) {
 			[]string{ArchiveName, "gzip"}},
 		{"not a tar", map[string][]byte{ArchiveName: bytes.Repeat([]byte("x"), 1024)}, "test",
 			[]string{"archive", ArchiveName, "tar"}},
+		// Gzip is told by both magic bytes 1f 8b; one alone leaves a (bad) tar.
+		{"1f without 8b", map[string][]byte{ArchiveName: append([]byte{0x1f}, bytes.Repeat([]byte("x"), 1023)...)}, "test",
+			[]string{ArchiveName, "archive/tar: invalid tar header"}},
+		{"8b without 1f", map[string][]byte{ArchiveName: append([]byte{'x', 0x8b}, bytes.Repeat([]byte("x"), 1022)...)}, "test",
+			[]string{ArchiveName, "archive/tar: invalid tar header"}},
+		// An entry declaring exactly MaxBatchBytes passes the size check, so
+		// its missing data is the error; one byte more is refused unread.
+		{"entry of MaxBatchBytes cut short", map[string][]byte{ArchiveName: cutTar(t, "test_batch.bin", MaxBatchBytes, batch(0, 1))}, "test",
+			[]string{"test_batch.bin in archive", "unexpected EOF"}},
+		{"entry over MaxBatchBytes", map[string][]byte{ArchiveName: cutTar(t, "test_batch.bin", MaxBatchBytes+1, batch(0, 1))}, "test",
+			[]string{"test_batch.bin in archive", "268435457 bytes, more than the 268435456-byte limit"}},
 		{"bad split", testBatches(), "validation", []string{`split "validation"`}},
 	}
 	for _, tc := range tests {

@@ -3,6 +3,7 @@ package mnist
 import (
 	"bytes"
 	"compress/gzip"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,6 +115,9 @@ func TestLoad(t *testing.T) {
 
 func abs(x float64) float64 { return max(x, -x) }
 
+// TestReadIDXErrors checks that each malformed stream, built by hand with
+// idx, is refused with an error naming what is wrong, and that a valid one
+// reads back its dimensions and bytes.
 func TestReadIDXErrors(t *testing.T) {
 	valid := idx([]int{2, 3}, []byte{1, 2, 3, 4, 5, 6})
 	tests := []struct {
@@ -123,6 +127,9 @@ func TestReadIDXErrors(t *testing.T) {
 	}{
 		{"empty", nil, "truncated IDX header"},
 		{"bad magic", append([]byte{0x12, 0x34}, valid[2:]...), "not an IDX file"},
+		// Either of the two leading zero bytes alone being wrong is enough.
+		{"magic 01 00", append([]byte{0x01, 0x00}, valid[2:]...), "magic number 01 00 08 02"},
+		{"magic 00 01", append([]byte{0x00, 0x01}, valid[2:]...), "magic number 00 01 08 02"},
 		{"rank zero", []byte{0, 0, 8, 0}, "not an IDX file"},
 		{"float type", append([]byte{0, 0, 0x0d}, valid[3:]...), "data type 0x0d"},
 		{"short dimensions", valid[:9], "truncated IDX header"},
@@ -130,6 +137,10 @@ func TestReadIDXErrors(t *testing.T) {
 		{"gzipped short data", gzipped(t, valid[:len(valid)-2]), "4 bytes, want 6"},
 		{"trailing data", append(slices.Clone(valid), 9), "longer than the 6 bytes"},
 		{"huge dimensions", idx([]int{0xffffffff, 0xffffffff, 0xffffffff}, nil), "byte limit"},
+		{"one byte over the limit", idx([]int{MaxIDXBytes + 1}, nil), "[1073741825], more than the 1073741824-byte limit"},
+		// A header declaring exactly MaxIDXBytes is within the limit: the
+		// short data, not the size, is the error.
+		{"exactly the limit", idx([]int{1 << 15, 1 << 15}, []byte{1, 2}), "2 bytes, want 1073741824"},
 		{"corrupt gzip", []byte{0x1f, 0x8b, 1, 2, 3}, "gzip"},
 	}
 	for _, tc := range tests {
@@ -241,6 +252,59 @@ func FuzzReadIDX(f *testing.F) {
 			t.Fatalf("dims %v (product %d) but %d values", dims, n, len(values))
 		}
 	})
+}
+
+// TestWriteIDXEdges checks WriteIDX at the ends of the format's ranges
+// against headers encoded by hand: a zero dimension, the largest dimension
+// 2³²−1 and 255 dimensions are written; a negative dimension, no dimension
+// and 256 dimensions are refused, naming the bad value.
+func TestWriteIDXEdges(t *testing.T) {
+	ones := func(n int) []int {
+		d := make([]int, n)
+		for i := range d {
+			d[i] = 1
+		}
+		return d
+	}
+	tests := []struct {
+		name    string
+		dims    []int
+		data    []byte
+		wantErr string // empty: the file must equal idx(dims, data)
+	}{
+		{"zero dimension", []int{0, 5}, nil, ""},
+		{"largest dimension", []int{0, math.MaxUint32}, nil, ""},
+		{"255 dimensions", ones(255), []byte{42}, ""},
+		{"negative dimension", []int{-1}, nil, "dimension -1 out of range"},
+		{"negative dimensions filling the data", []int{-2, -3}, make([]byte, 6), "dimension -2 out of range"},
+		{"dimension beyond uint32", []int{math.MaxUint32 + 1, 0}, nil, "dimension 4294967296 out of range"},
+		{"no dimensions", nil, []byte{7}, "do not fill dimensions []"},
+		{"256 dimensions", ones(256), []byte{42}, "1 values do not fill"},
+	}
+	for _, tc := range tests {
+		path := filepath.Join(t.TempDir(), "x-idx-ubyte")
+		err := WriteIDX(path, tc.dims, tc.data)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: WriteIDX error %v, want one containing %q", tc.name, err, tc.wantErr)
+			}
+			if _, statErr := os.Stat(path); statErr == nil {
+				t.Errorf("%s: WriteIDX failed but wrote %s", tc.name, path)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: WriteIDX: %v", tc.name, err)
+			continue
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := idx(tc.dims, tc.data); !bytes.Equal(raw, want) {
+			t.Errorf("%s: file bytes % x, want % x", tc.name, raw, want)
+		}
+	}
 }
 
 func TestWriteIDXReadsBack(t *testing.T) {

@@ -35,6 +35,7 @@ type variable struct {
 	values  []float64 // encoded as typ
 	raw     []byte    // if set, the real part's bytes instead of values
 	imagine bool      // also write an imaginary part (for complex arrays)
+	nameTyp uint32    // storage data type of the name; 0 means miINT8
 }
 
 type matWriter struct{ order binary.AppendByteOrder }
@@ -101,10 +102,14 @@ func (m matWriter) matrix(v variable) []byte {
 		dims = m.order.AppendUint32(dims, uint32(d))
 	}
 	body = append(body, m.element(miINT32, dims)...)
+	nameTyp := v.nameTyp
+	if nameTyp == 0 {
+		nameTyp = miINT8
+	}
 	if len(v.name) <= 4 {
-		body = append(body, m.small(miINT8, []byte(v.name))...)
+		body = append(body, m.small(nameTyp, []byte(v.name))...)
 	} else {
-		body = append(body, m.element(miINT8, []byte(v.name))...)
+		body = append(body, m.element(nameTyp, []byte(v.name))...)
 	}
 	real := v.raw
 	if real == nil {
@@ -284,6 +289,10 @@ func TestLoadScipyFiles(t *testing.T) {
 	}
 }
 
+// TestReadMATTypes checks that every numeric storage type, in both byte
+// orders, reads back the hand-encoded values; that non-byte values are
+// refused by Uint8s naming their index; and that UTF-8 names and logical
+// arrays are read.
 func TestReadMATTypes(t *testing.T) {
 	values := []float64{0, 1, 127, 3, 255, 42}
 	for typ := range elementSizes {
@@ -323,13 +332,23 @@ func TestReadMATTypes(t *testing.T) {
 		}
 	}
 
+	// MATLAB may store a name as UTF-8 (miUTF8) instead of miINT8.
+	utf8Name := variable{name: "größe", nameTyp: miUTF8, class: mxDOUBLE, dims: []int32{1, 1}, typ: miUINT8, values: []float64{3}}
+	arrays, err := ReadMAT(bytes.NewReader(be.file([]variable{utf8Name})))
+	if err != nil || arrays["größe"] == nil || arrays["größe"].Len() != 1 {
+		t.Errorf("name stored as miUTF8: %v, %v; want one variable \"größe\"", arrays, err)
+	}
+
 	logical := variable{name: "mask", class: mxUINT8, flags: flagLogical, dims: []int32{1, 3}, typ: miUINT8, values: []float64{1, 0, 1}}
-	arrays, err := ReadMAT(bytes.NewReader(le.file([]variable{logical}, 0)))
+	arrays, err = ReadMAT(bytes.NewReader(le.file([]variable{logical}, 0)))
 	if err != nil || arrays["mask"] == nil || arrays["mask"].Class != "logical" {
 		t.Errorf("logical array: %v, %v; want class \"logical\"", arrays, err)
 	}
 }
 
+// TestReadMATErrors checks that each malformed file, written by hand
+// following the MAT-file format, is refused with an error naming the
+// problem (and, where it reports them, the offending sizes and offsets).
 func TestReadMATErrors(t *testing.T) {
 	x := testX(4, mxUINT8, miUINT8)
 	valid := le.file([]variable{x})
@@ -347,6 +366,12 @@ func TestReadMATErrors(t *testing.T) {
 	mismatch.dims = []int32{testH, testW, testC, 5}
 	huge := x
 	huge.dims = []int32{1 << 30, 1 << 30, 3}
+	// count = 2³¹−1 bytes exactly: within the limit, so only the 1-byte real
+	// part is wrong.
+	atLimit := variable{name: "X", class: mxUINT8, dims: []int32{math.MaxInt32, 1}, typ: miUINT8, raw: []byte{1}}
+	doubles := variable{name: "d", class: mxDOUBLE, dims: []int32{2, 3}, typ: miDOUBLE, values: []float64{1, 2, 3, 4, 5}}
+	byteName := x
+	byteName.nameTyp = miUINT8
 	negative := x
 	negative.dims = []int32{2, -3}
 	utf16 := x
@@ -373,8 +398,13 @@ func TestReadMATErrors(t *testing.T) {
 		{"dims not int32", withTag(valid, 152, miUINT8), "dimensions of data type 2"},
 		{"one dimension", le.file([]variable{shortDims}), "want miINT32 (5) and at least 2 dimensions"},
 		{"negative dimension", le.file([]variable{negative}), "negative dimension -3"},
-		{"huge dimensions", le.file([]variable{huge}), "exceed the 2147483647-byte limit"},
+		{"huge dimensions", le.file([]variable{huge}), "dimensions [1073741824 1073741824] exceed the 2147483647-byte limit"},
+		{"dimensions at the limit", le.file([]variable{atLimit}), "real part of 1 bytes, want 2147483647"},
 		{"real part size mismatch", le.file([]variable{mismatch}), "real part of 72 bytes, want 90"},
+		{"5 doubles for 2×3", le.file([]variable{doubles}), "real part of 40 bytes, want 48"},
+		{"name stored as uint8", le.file([]variable{byteName}), "array name of data type 2"},
+		// io.EOF at an element boundary inside a matrix still means truncation.
+		{"cut after the matrix tag", valid[:136], "byte 128: truncated matrix: array flags: tag: unexpected EOF"},
 		{"real part not numeric", le.file([]variable{utf16}), "real part of data type 17"},
 		{"corrupt zlib header", append(le.header(), le.m32(miCOMPRESSED, 4, 1, 2, 3, 4)...), "zlib: invalid header"},
 		{"corrupt zlib checksum", append(le.header(), corruptZlib...), "zlib: invalid checksum"},
@@ -440,6 +470,11 @@ func TestLoadErrors(t *testing.T) {
 // load: no truncation yields a silently smaller data set.
 func TestTruncated(t *testing.T) {
 	vars := []variable{testX(4, mxUINT8, miUINT8), testY([]float64{10, 1, 5, 9}, miDOUBLE)}
+	// y's matrix carries 3 bytes after its sub-elements (ReadMAT discards
+	// them), so its size is not a multiple of 8 and the file ends in 5 bytes
+	// of padding, which a truncation may cut.
+	yBody := slices.Clone(le.matrix(vars[1])[8:])
+	trailing := append(le.file(vars[:1]), le.element(miMATRIX, append(yBody, 1, 2, 3))...)
 	for _, tc := range []struct {
 		name string
 		file []byte
@@ -447,6 +482,7 @@ func TestTruncated(t *testing.T) {
 		{"plain", le.file(vars)},
 		{"compressed", le.file(vars, 0, 1)},
 		{"big-endian mixed", be.file(vars, 1)},
+		{"padded last element", trailing},
 	} {
 		arrays, err := ReadMAT(bytes.NewReader(tc.file))
 		if err != nil {
