@@ -48,6 +48,7 @@ import (
 	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/runreport"
 )
 
 // options are the command's flags.
@@ -277,7 +278,11 @@ func run(o options) error {
 	}
 	fmt.Printf("reconstruction MSE %.5f on %d test images; prior chains: R̂ %.4f, split R̂ %.4f\n",
 		s.ReconstructionMSE, reconN, s.RHat, s.SplitRHat)
-	return atomicfile.WriteJSON(filepath.Join(out, eval.ReportFile), s)
+	if err := atomicfile.WriteJSON(filepath.Join(out, eval.ReportFile), s); err != nil {
+		return err
+	}
+	// The run's page now shows this evaluation beside the paper's numbers.
+	return runreport.Write(runreport.Run{Dir: runDir, Config: cfg, Step: s.Step, Eval: &s, EvalDir: out})
 }
 
 // diagnose plots the energy profile and autocorrelation of the chains and

@@ -96,7 +96,7 @@ func TestTrainOnFashionMNISTSliceAndResume(t *testing.T) {
 	if len(test) != 10 || test[len(test)-1] > 0.6*test[0] {
 		t.Errorf("test reconstruction MSE per epoch %v: want 10 values ending below 60%% of the first", test)
 	}
-	for _, name := range []string{"samples-epoch010.png", "reconstructions-epoch010.png", "losses.png", "checkpoint/LATEST"} {
+	for _, name := range []string{"samples-epoch010.png", "reconstructions-epoch010.png", "losses.png", "energies.png", "report.html", "checkpoint/LATEST"} {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Errorf("missing output: %v", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
@@ -23,6 +24,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/runreport"
 )
 
 // epochsDir is the folder under -out of the per-epoch snapshots
@@ -170,7 +172,9 @@ func run(o options, stop <-chan os.Signal) error {
 		rec := stepRecord{Step: m.Step, Epoch: (m.Step - 1) / perEpoch, GeneratorLoss: m.GeneratorLoss,
 			PriorLoss: m.PriorLoss, PosteriorEnergy: m.PosteriorEnergy, PriorEnergy: m.PriorEnergy,
 			ReconstructionMSE: m.ReconstructionMSE, Seconds: time.Since(start).Seconds()}
-		bar.Describe(fmt.Sprintf("epoch %d  recon MSE %.4f  prior loss %.4f", rec.Epoch+1, m.ReconstructionMSE, m.PriorLoss))
+		if step > first+1 { // the bar shows from the second step: one step timed, no compile
+			bar.Describe(fmt.Sprintf("epoch %d  recon MSE %.4f  prior loss %.4f", rec.Epoch+1, m.ReconstructionMSE, m.PriorLoss))
+		}
 
 		endOfEpoch := step%perEpoch == 0
 		if endOfEpoch {
@@ -205,7 +209,12 @@ func run(o options, stop <-chan os.Signal) error {
 					return err
 				}
 			}
-			if err := plotHistory(filepath.Join(o.out, "losses.png"), history); err != nil {
+			if err := plotHistory(o.out, history); err != nil {
+				return err
+			}
+			report := runreport.Run{Dir: o.out, Config: model.Config(), Step: step, Total: total}
+			report.Load()
+			if err := runreport.Write(report); err != nil {
 				return err
 			}
 		} else if time.Since(lastCheckpoint) > o.checkpointEvery {
@@ -360,25 +369,39 @@ func loadHistory(path string, upTo int64) ([]stepRecord, error) {
 	return history, err
 }
 
-// plotHistory draws the losses over training, averaged over windows so
-// long runs stay readable.
-func plotHistory(path string, history []stepRecord) error {
+// plotHistory draws the losses (losses.png) and the mean energies of the
+// posterior and, for CD, prior samples (energies.png) over training in dir,
+// averaged over windows so long runs stay readable.
+func plotHistory(dir string, history []stepRecord) error {
 	window := max(1, len(history)/400)
 	recon := plots.Series{Name: "reconstruction MSE (train batch)"}
 	prior := plots.Series{Name: "prior loss"}
+	post := plots.Series{Name: "mean f(z_post)"}
+	neg := plots.Series{Name: "mean f(z_prior) (CD)"}
 	for start := 0; start < len(history); start += window {
 		end := min(start+window, len(history))
-		var r, p float64
+		var r, p, e, n float64
 		for _, rec := range history[start:end] {
-			r += rec.ReconstructionMSE / float64(end-start)
-			p += rec.PriorLoss / float64(end-start)
+			w := 1 / float64(end-start)
+			r, p, e, n = r+rec.ReconstructionMSE*w, p+rec.PriorLoss*w, e+rec.PosteriorEnergy*w, n+rec.PriorEnergy*w
 		}
 		x := float64(history[end-1].Step)
 		recon.X, recon.Y = append(recon.X, x), append(recon.Y, r)
 		prior.X, prior.Y = append(prior.X, x), append(prior.Y, p)
+		post.X, post.Y = append(post.X, x), append(post.Y, e)
+		neg.X, neg.Y = append(neg.X, x), append(neg.Y, n)
 	}
-	return plots.WriteLinePlot(path, plots.LinePlot{Title: "Training losses", XLabel: "step", YLabel: "value",
+	err := plots.WriteLinePlot(filepath.Join(dir, "losses.png"), plots.LinePlot{Title: "Training losses", XLabel: "step", YLabel: "value",
 		Series: []plots.Series{recon, prior}})
+	if err != nil {
+		return err
+	}
+	energies := []plots.Series{post}
+	if slices.ContainsFunc(history, func(r stepRecord) bool { return r.PriorEnergy != 0 }) {
+		energies = append(energies, neg)
+	}
+	return plots.WriteLinePlot(filepath.Join(dir, "energies.png"), plots.LinePlot{Title: "Prior energy f at the samples", XLabel: "step", YLabel: "mean f",
+		Series: energies})
 }
 
 func finalize(ts []*tensors.Tensor) {
