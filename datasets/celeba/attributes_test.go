@@ -79,6 +79,7 @@ func TestAttributesErrors(t *testing.T) {
 		wantErr string
 	}{
 		{"bad count", func(s string) string { return strings.Replace(s, "9\n", "nine\n", 1) }, `line 1: "nine"`},
+		{"negative count", func(s string) string { return strings.Replace(s, "9\n", "-1\n", 1) }, `line 1: "-1"`},
 		{"count mismatch", func(s string) string { return strings.Replace(s, "9\n", "10\n", 1) },
 			"lists 9 images, but its first line announces 10"},
 		{"duplicate attribute", func(s string) string { return strings.Replace(s, "Attr05", "Male", 1) },
@@ -113,4 +114,18 @@ func TestAttributesErrors(t *testing.T) {
 			t.Errorf("error %v, want one saying %s is missing", err, AttributeFile)
 		}
 	})
+}
+
+// TestAttributesNoImages checks that a file announcing zero images and
+// holding only its two header lines is a valid, empty table.
+func TestAttributesNoImages(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, AttributeFile), []byte("0\nMale Smiling\n"))
+	table, err := Attributes(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(table.Names, []string{"Male", "Smiling"}) || len(table.Files) != 0 || len(table.Values) != 0 {
+		t.Errorf("table with names %v, %d files and %d rows; want [Male Smiling] and none", table.Names, len(table.Files), len(table.Values))
+	}
 }

@@ -257,3 +257,25 @@ func TestDecodeChecksTheSizeBeforeDecoding(t *testing.T) {
 		t.Errorf("decoding a good image after the bad ones: %v", err)
 	}
 }
+
+// TestDecodeSizeBound checks the file size bound at its edge: a good JPEG
+// padded after its end marker to exactly maxJPEGBytes decodes, one byte
+// more is refused.
+func TestDecodeSizeBound(t *testing.T) {
+	small := encodeJPEG(t, AlignedWidth, AlignedHeight, solid(10, 20, 30))
+	d := newDecoder(64)
+	dst := make([]float32, 64*64*3)
+	for _, tc := range []struct {
+		size int
+		want string // "" for success
+	}{
+		{maxJPEGBytes, ""},
+		{maxJPEGBytes + 1, "larger than 4 MiB"},
+	} {
+		data := append(bytes.Clone(small), make([]byte, tc.size-len(small))...)
+		err := d.decode(bytes.NewReader(data), dst)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%d-byte file: error %v, want %q (empty: none)", tc.size, err, tc.want)
+		}
+	}
+}

@@ -274,3 +274,16 @@ func TestStreamClose(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 }
+
+// TestStreamPrefetch checks the depth of the queue of ready batches: the
+// Prefetch asked for, or DefaultPrefetch for zero.
+func TestStreamPrefetch(t *testing.T) {
+	root := newFixture(t, false)
+	for _, tc := range []struct{ prefetch, want int }{{0, DefaultPrefetch}, {2, 2}} {
+		s := newStream(t, root, Options{Size: 64, Split: "valid", Workers: 1}, StreamOptions{BatchSize: 1, Prefetch: tc.prefetch})
+		if got := cap(s.pipe.ready); got != tc.want {
+			t.Errorf("Prefetch %d: %d batches queued ahead, want %d", tc.prefetch, got, tc.want)
+		}
+		s.Close()
+	}
+}

@@ -231,16 +231,31 @@ func TestFetchExistingPartial(t *testing.T) {
 	tests := []struct {
 		name       string
 		partial    []byte
+		handler    func(w http.ResponseWriter, r *http.Request, i int) // nil: serve
 		wantRanges []string
 	}{
-		{"complete", content, []string{fmt.Sprintf("bytes=%d-", len(content))}},
-		{"too long", append(slices.Clone(content), 1, 2, 3), []string{fmt.Sprintf("bytes=%d-", len(content)+3), ""}},
+		{"complete", content, nil, []string{fmt.Sprintf("bytes=%d-", len(content))}},
+		// A refusal whose Content-Range is malformed does not confirm that the
+		// partial file is complete, even when it carries the right size.
+		{"complete, refused with a malformed Content-Range", content, func(w http.ResponseWriter, r *http.Request, i int) {
+			if i == 0 {
+				w.Header().Set("Content-Range", fmt.Sprintf("bytes x-y/%d", len(content)))
+				w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
+				return
+			}
+			serve(w, r)
+		}, []string{fmt.Sprintf("bytes=%d-", len(content)), ""}},
+		{"too long", append(slices.Clone(content), 1, 2, 3), nil, []string{fmt.Sprintf("bytes=%d-", len(content)+3), ""}},
 		// Resuming gives a file with the wrong digest, so Fetch starts over.
-		{"of another file", bytes.Repeat([]byte("x"), 1000), []string{"bytes=1000-", ""}},
+		{"of another file", bytes.Repeat([]byte("x"), 1000), nil, []string{"bytes=1000-", ""}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newServer(t, func(w http.ResponseWriter, r *http.Request, i int) { serve(w, r) })
+			handler := tc.handler
+			if handler == nil {
+				handler = func(w http.ResponseWriter, r *http.Request, i int) { serve(w, r) }
+			}
+			s := newServer(t, handler)
 			dest := filepath.Join(t.TempDir(), "file.bin")
 			if err := os.WriteFile(dest+PartialSuffix, tc.partial, 0o644); err != nil {
 				t.Fatal(err)
@@ -273,6 +288,17 @@ func TestFetchErrors(t *testing.T) {
 			[]string{"GET URL", "404 Not Found"}, 1, -1},
 		{"retries exhausted", func(w http.ResponseWriter, r *http.Request, i int) { cut(w, cutAt) }, digest(content),
 			[]Option{WithRetries(2)}, []string{"GET URL", "transfer cut after 60000 bytes", "after 3 attempts", "DEST.partial"}, 3, cutAt},
+		// The resumed transfer ends cleanly but short of the announced size:
+		// 60000 bytes present, 60000 more received, of 200000.
+		{"range answer ending early", func(w http.ResponseWriter, r *http.Request, i int) {
+			if i == 0 {
+				cut(w, cutAt)
+			}
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", cutAt, len(content)-1, len(content)))
+			w.WriteHeader(http.StatusPartialContent)
+			w.Write(content[cutAt : 2*cutAt])
+		}, digest(content), []Option{WithRetries(1)},
+			[]string{"GET URL", "transfer ended at byte 120000 of 200000", "after 2 attempts"}, 2, 2 * cutAt},
 		{"no digest", nil, "", nil, []string{"no SHA-256 digest given for DEST", "TrustOnFirstUse"}, 0, -1},
 		{"malformed digest", nil, "abc123", nil, []string{`"abc123" given for DEST is not a SHA-256 digest`}, 0, -1},
 	}
@@ -460,6 +486,105 @@ func TestRegistry(t *testing.T) {
 		}
 		if !slices.Equal(names, wantNames[set]) {
 			t.Errorf("%s: files %q, want %q", set, names, wantNames[set])
+		}
+	}
+}
+
+// TestFetchProgressEvery checks that without a progress interval set, a
+// transfer far shorter than the default 5 s writes only its closing line.
+func TestFetchProgressEvery(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, i int) { serve(w, r) })
+	dest := filepath.Join(t.TempDir(), "file.bin")
+	var progress bytes.Buffer
+	start := time.Now()
+	if err := Fetch(context.Background(), s.URL, dest, digest(content), WithClient(s.Client()), WithProgress(&progress)); err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed >= 5*time.Second {
+		t.Skipf("the transfer took %v, not shorter than the interval", elapsed)
+	}
+	if lines := strings.Split(strings.TrimSpace(progress.String()), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "file.bin: received ") {
+		t.Errorf("progress %q, want only the closing line", progress.String())
+	}
+}
+
+// TestParseContentRange checks parseContentRange against header values
+// worked out by hand from RFC 9110's syntax.
+func TestParseContentRange(t *testing.T) {
+	tests := []struct {
+		header      string
+		start, size int64
+		ok          bool
+	}{
+		{"bytes 0-99/200", 0, 200, true},
+		{"bytes 100-199/*", 100, -1, true},
+		{"bytes */200", -1, 200, true},
+		{"bytes */*", -1, -1, true},
+		{"bytes 5/200", 0, 0, false},   // no last byte
+		{"bytes x-9/200", 0, 0, false}, // first byte not a number
+		{"bytes 0-9/abc", 0, 0, false},
+		{"bytes 0-9", 0, 0, false},
+		{"bits 0-9/200", 0, 0, false},
+		{"", 0, 0, false},
+	}
+	for _, tc := range tests {
+		start, size, ok := parseContentRange(tc.header)
+		if ok != tc.ok || ok && (start != tc.start || size != tc.size) {
+			t.Errorf("parseContentRange(%q) = %d, %d, %v; want %d, %d, %v", tc.header, start, size, ok, tc.start, tc.size, tc.ok)
+		}
+	}
+}
+
+// TestProgressReport checks progress lines against sizes, rates and times
+// worked out by hand; report takes the time, so the lines are exact.
+func TestProgressReport(t *testing.T) {
+	const kib, mib = 1 << 10, 1 << 20
+	tests := []struct {
+		name             string
+		offset, n, total int64
+		elapsed          time.Duration
+		want             string
+	}{
+		// 4 MiB of 8 MiB; 3 MiB in 2 s is 1.5 MiB/s; 4 MiB left take 2.67 s.
+		{"resumed", 1 * mib, 3 * mib, 8 * mib, 2 * time.Second, "f.bin: 4.0 MiB of 8.0 MiB (50.0%), 1.5 MiB/s, ETA 3s"},
+		// 1.5 KiB in 1 s; no total, so no percentage and no ETA.
+		{"unknown size", 0, 1536, -1, time.Second, "f.bin: 1.5 KiB, 1.5 KiB/s"},
+		{"zero size", 0, 100, 0, time.Second, "f.bin: 100 B, 100 B/s"},
+		// Nothing received: the rate is 0 and no ETA can be given.
+		{"nothing yet", 1 * kib, 0, 2 * kib, 0, "f.bin: 1.0 KiB of 2.0 KiB (50.0%), 0 B/s"},
+		// No time elapsed: the rate divides by 1 ms, 1 KiB/ms = 1000 KiB/s;
+		// 3 KiB left take 3 ms.
+		{"no time elapsed", 0, 1 * kib, 4 * kib, 0, "f.bin: 1.0 KiB of 4.0 KiB (25.0%), 1000.0 KiB/s, ETA 0s"},
+	}
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range tests {
+		var buf bytes.Buffer
+		p := &progress{w: &buf, name: "f.bin", offset: tc.offset, total: tc.total, n: tc.n, start: start, last: start}
+		p.report(start.Add(tc.elapsed))
+		if got := buf.String(); got != tc.want+"\n" {
+			t.Errorf("%s: line %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBytesString checks byte counts against hand-computed binary units,
+// including the unit boundaries and counts beyond the largest unit.
+func TestBytesString(t *testing.T) {
+	tests := []struct {
+		n    float64
+		want string
+	}{
+		{0, "0 B"},
+		{1023, "1023 B"},
+		{1024, "1.0 KiB"},
+		{1536, "1.5 KiB"},
+		{1 << 20, "1.0 MiB"},
+		{1.5 * (1 << 30), "1.5 GiB"},
+		{1 << 40, "1024.0 GiB"},
+	}
+	for _, tc := range tests {
+		if got := bytesString(tc.n); got != tc.want {
+			t.Errorf("bytesString(%v) = %q, want %q", tc.n, got, tc.want)
 		}
 	}
 }
