@@ -21,6 +21,7 @@ import (
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/byname"
+	"github.com/edlebm/edlebm/datasets/celeba"
 	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
@@ -82,14 +83,11 @@ func run(o options, stop <-chan os.Signal) error {
 	if err != nil {
 		return err
 	}
-	train, test, err := loadData(o)
+	batches, trainN, test, err := loadData(o)
 	if err != nil {
 		return err
 	}
-	batches, err := datasets.NewBatches(train, o.batch, datasets.WithSeed(uint64(o.cfg.Seed)))
-	if err != nil {
-		return fmt.Errorf("flag -batch: %w", err)
-	}
+	defer batches.Close()
 	perEpoch := int64(batches.BatchesPerEpoch())
 	step, err := model.GlobalStep()
 	if err != nil {
@@ -115,7 +113,7 @@ func run(o options, stop <-chan os.Signal) error {
 
 	total := int64(o.epochs) * perEpoch
 	fmt.Printf("training %s-LEBM on %s (%d images, %d batches of %d per epoch) from step %d to %d → %s\n",
-		o.cfg.Method, o.data, train.N, perEpoch, o.batch, step, total, o.out)
+		o.cfg.Method, o.data, trainN, perEpoch, o.batch, step, total, o.out)
 	var bar *progressbar.ProgressBar
 	lastCheckpoint, lastPictures := time.Now(), time.Now()
 	save := func() error {
@@ -230,31 +228,64 @@ func run(o options, stop <-chan os.Signal) error {
 	return nil
 }
 
-// loadData reads the training and test images and checks they fit the generator.
-func loadData(o options) (train, test *datasets.Images, err error) {
-	if train, err = loadSplit(o, "train", o.trainSize); err != nil {
-		return nil, nil, fmt.Errorf("flag -data-dir: %w", err)
-	}
+// batchSource is the training batches: datasets.Batches over images in
+// memory, or a celeba.Stream decoding them as they are needed.
+type batchSource interface {
+	Yield() (spec any, inputs, labels []*tensors.Tensor, err error)
+	Reset()
+	Seek(epoch, batch int) error
+	BatchesPerEpoch() int
+	Close() error
+}
+
+// inMemory is datasets.Batches as a batchSource.
+type inMemory struct{ *datasets.Batches }
+
+func (inMemory) Close() error { return nil }
+
+// loadData opens the training batches — CelebA's streamed, since its
+// training split would take 2 GB at 64² and 7.9 GB at 128² in memory — and
+// reads the test images, checking that both fit the generator. It returns
+// the number of training images.
+func loadData(o options) (batches batchSource, trainN int, test *datasets.Images, err error) {
 	if test, err = loadSplit(o, "test", o.reconN); err != nil {
-		return nil, nil, fmt.Errorf("flag -data-dir: %w", err)
+		return nil, 0, nil, fmt.Errorf("flag -data-dir: %w", err)
+	}
+	var train *datasets.Images
+	if !byname.IsCelebA(o.data) {
+		if train, err = loadSplit(o, "train", o.trainSize); err != nil {
+			return nil, 0, nil, fmt.Errorf("flag -data-dir: %w", err)
+		}
 	}
 	if o.anomalyHoldout >= 0 {
 		split, err := datasets.PaperAnomalySplit(train, test, o.anomalyHoldout)
 		if err != nil {
-			return nil, nil, fmt.Errorf("flag -anomaly-holdout: %w", err)
+			return nil, 0, nil, fmt.Errorf("flag -anomaly-holdout: %w", err)
 		}
 		train, test = split.Train, split.Test
 	}
 	h, w, c := o.cfg.Generator.OutputShape()
-	if train.Height != h || train.Width != w || train.Channels != c {
-		return nil, nil, fmt.Errorf("flag -data-dir %s: images are %d×%d×%d but the %s generator makes %d×%d×%d",
-			o.dataDir, train.Height, train.Width, train.Channels, o.data, h, w, c)
+	if test.Height != h || test.Width != w || test.Channels != c {
+		return nil, 0, nil, fmt.Errorf("flag -data-dir %s: images are %d×%d×%d but the %s generator makes %d×%d×%d",
+			o.dataDir, test.Height, test.Width, test.Channels, o.data, h, w, c)
+	}
+	if o.reconN > test.N {
+		return nil, 0, nil, fmt.Errorf("flag -recon %d: the test split has only %d images", o.reconN, test.N)
+	}
+	if train == nil {
+		stream, err := celeba.NewStream(o.dataDir, byname.CelebAOptions(o.data, "train", o.trainSize),
+			celeba.StreamOptions{BatchSize: o.batch, Seed: uint64(o.cfg.Seed)})
+		if err != nil {
+			return nil, 0, nil, fmt.Errorf("flag -data-dir %s: %w", o.dataDir, err)
+		}
+		return stream, len(stream.Files()), test, nil
 	}
 	train = train.Head(o.trainSize)
-	if o.reconN > test.N {
-		return nil, nil, fmt.Errorf("flag -recon %d: the test split has only %d images", o.reconN, test.N)
+	b, err := datasets.NewBatches(train, o.batch, datasets.WithSeed(uint64(o.cfg.Seed)))
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("flag -batch: %w", err)
 	}
-	return train, test, nil
+	return inMemory{b}, train.N, test, nil
 }
 
 // loadSplit reads one split of o.data; limit (if > 0) bounds how many
