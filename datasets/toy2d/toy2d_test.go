@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/cmplx"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -33,6 +34,11 @@ func meanSquaredNorm25() float64 {
 	return sum/25 + 2*sigma*sigma
 }
 
+// TestSampleMoments checks each set's sample mean, E|x|² and characteristic
+// function at a few frequencies against the values of the distribution the
+// package documentation defines: moments in closed form or by quadrature,
+// characteristic functions by quadrature over the definition's latent
+// variables (charFns).
 func TestSampleMoments(t *testing.T) {
 	const noise = 2 * 0.08 * 0.08 // E|ε|² of the 0.08-std isotropic noise
 	tests := []struct {
@@ -58,6 +64,7 @@ func TestSampleMoments(t *testing.T) {
 		{"checkerboard", 0, 0, 32.0 / 3},
 		{"rings", 0, 0, 9*(1.44+0.81+0.3025+0.0625)/4 + noise},
 	}
+	phis := charFns()
 	const n = 200_000
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +84,158 @@ func TestSampleMoments(t *testing.T) {
 			checkMean(t, "mean x", xs, tc.meanX)
 			checkMean(t, "mean y", ys, tc.meanY)
 			checkMean(t, "E|x|²", sq, tc.sqNorm)
+			for _, w := range charFreqs {
+				checkCharFn(t, w, xs, ys, phis[tc.name](w))
+			}
 		})
+	}
+}
+
+// charFreqs are the frequencies at which TestSampleMoments compares
+// characteristic functions: low ones see the shape (a spiral's sense of
+// turning, heavy tails), high ones the 0.08–0.2 widths of the noise.
+var charFreqs = [][2]float64{{1, 0.5}, {1.5, 1.5}, {-1.5, 1.5}, {6, 0}, {0, 6}, {4.2, 4.2}, {-4.2, 4.2}}
+
+// checkCharFn fails unless the empirical characteristic function
+// mean(exp(i w·p)) of the points (xs, ys) is within five standard errors of
+// want. E|φ̂ − φ|² = (1 − |φ|²)/n ≤ 1/n, so the bound holds whatever the
+// distribution; 1e-4 allows for the quadrature.
+func checkCharFn(t *testing.T, w [2]float64, xs, ys []float64, want complex128) {
+	t.Helper()
+	var got complex128
+	for i := range xs {
+		got += expi(w, xs[i], ys[i])
+	}
+	got /= complex(float64(len(xs)), 0)
+	if tol := 5/math.Sqrt(float64(len(xs))) + 1e-4; !(cmplx.Abs(got-want) <= tol) {
+		t.Errorf("characteristic function at ω = %v: %.4f, want %.4f ± %.4f", w, got, want, tol)
+	}
+}
+
+// expi returns exp(i w·(x, y)).
+func expi(w [2]float64, x, y float64) complex128 {
+	sin, cos := math.Sincos(w[0]*x + w[1]*y)
+	return complex(cos, sin)
+}
+
+// gaussianCharFn returns the characteristic function at w of isotropic
+// Gaussian noise of standard deviation sigma per coordinate.
+func gaussianCharFn(w [2]float64, sigma float64) complex128 {
+	return complex(math.Exp(-sigma*sigma*(w[0]*w[0]+w[1]*w[1])/2), 0)
+}
+
+// uniformMean returns ∫₀¹ f(u) du by the midpoint rule.
+func uniformMean(f func(u float64) complex128) complex128 {
+	const n = 20_000
+	var sum complex128
+	for i := range n {
+		sum += f((float64(i) + 0.5) / n)
+	}
+	return sum / n
+}
+
+// normalMean returns E f(z) for z ~ N(0, 1) by the midpoint rule on [−8, 8].
+func normalMean(f func(z float64) complex128) complex128 {
+	const n, l = 3200, 8.0
+	const h = 2 * l / n
+	var sum complex128
+	for i := range n {
+		z := -l + (float64(i)+0.5)*h
+		sum += f(z) * complex(math.Exp(-z*z/2)*h/math.Sqrt(2*math.Pi), 0)
+	}
+	return sum
+}
+
+// charFns returns each set's characteristic function φ(w) = E exp(i w·p),
+// restated from the package documentation: in closed form where the set
+// has one (Gaussian mixtures, circles and rings by Bessel's J₀, the
+// checkerboard's squares), otherwise by quadrature over the definition's
+// latent variables, with the Gaussian noise (independent of the rest)
+// factored out.
+func charFns() map[string]func(w [2]float64) complex128 {
+	mixture := func(centres [][2]float64, std float64) func(w [2]float64) complex128 {
+		return func(w [2]float64) complex128 {
+			var sum complex128
+			for _, c := range centres {
+				sum += expi(w, c[0], c[1])
+			}
+			return sum / complex(float64(len(centres)), 0) * gaussianCharFn(w, std)
+		}
+	}
+	// A uniform angle on a circle of radius ρ has φ = J₀(ρ|w|).
+	circle := func(radii []float64, noise float64) func(w [2]float64) complex128 {
+		return func(w [2]float64) complex128 {
+			sum := 0.0
+			for _, r := range radii {
+				sum += math.J0(r * math.Hypot(w[0], w[1]))
+			}
+			return complex(sum/float64(len(radii)), 0) * gaussianCharFn(w, noise)
+		}
+	}
+	// box is E exp(i v u) for u uniform on [0, 1).
+	box := func(v float64) complex128 {
+		if v == 0 {
+			return 1
+		}
+		return (cmplx.Exp(complex(0, v)) - 1) / complex(0, v)
+	}
+	return map[string]func(w [2]float64) complex128{
+		"25gaussians": mixture(centres25(), 0.2/1.414),
+		"8gaussians":  mixture(centres8(), 0.5/1.414),
+		// Given the arm k and r, the point 2r·(cos a, −sin a) + 2q·(sin a, cos a)
+		// is Gaussian in q ~ N(0, 0.1²).
+		"pinwheel": func(w [2]float64) complex128 {
+			var sum complex128
+			for k := range 5 {
+				sum += normalMean(func(z float64) complex128 {
+					r := 1 + 0.3*z
+					sin, cos := math.Sincos(2*math.Pi*float64(k)/5 + 0.25*math.Exp(r))
+					wq := 2 * 0.1 * (w[0]*sin + w[1]*cos)
+					return expi(w, 2*r*cos, -2*r*sin) * complex(math.Exp(-wq*wq/2), 0)
+				})
+			}
+			return sum / 5
+		},
+		"swissroll": func(w [2]float64) complex128 {
+			return uniformMean(func(u float64) complex128 {
+				t := 1.5 * math.Pi * (1 + 2*u)
+				return expi(w, t*math.Cos(t)/5, t*math.Sin(t)/5)
+			}) * gaussianCharFn(w, 0.2)
+		},
+		"circles": circle([]float64{3, 1.5}, 3*0.08),
+		"moons": func(w [2]float64) complex128 {
+			return uniformMean(func(u float64) complex128 {
+				sin, cos := math.Sincos(math.Pi * u)
+				return (expi(w, 2*cos, 2*sin) + expi(w, 2*(1-cos), 2*(0.5-sin))) / 2
+			}) * expi(w, -1, -0.2) * gaussianCharFn(w, 0.2)
+		},
+		// p = ±(b(m) + (u₁, u₂)/2)/3 + noise: the sign halves φ + conj(φ).
+		"2spirals": func(w [2]float64) complex128 {
+			half := uniformMean(func(u float64) complex128 {
+				m := 3 * math.Pi * math.Sqrt(u)
+				return expi(w, -m*math.Cos(m)/3, m*math.Sin(m)/3)
+			}) * box(w[0]/6) * box(w[1]/6)
+			return complex(real(half), 0) * gaussianCharFn(w, 0.1)
+		},
+		// Uniform on the 2×2 squares [2i, 2i+2] × [2j, 2j+2], i + j even.
+		"checkerboard": func(w [2]float64) complex128 {
+			sinc := func(v float64) float64 {
+				if v == 0 {
+					return 1
+				}
+				return math.Sin(v) / v
+			}
+			var sum complex128
+			for i := -2; i <= 1; i++ {
+				for j := -2; j <= 1; j++ {
+					if (i+j)%2 == 0 {
+						sum += expi(w, float64(2*i+1), float64(2*j+1))
+					}
+				}
+			}
+			return sum / 8 * complex(sinc(w[0])*sinc(w[1]), 0)
+		},
+		"rings": circle([]float64{3.6, 2.7, 1.65, 0.75}, 0.08),
 	}
 }
 
@@ -98,11 +256,15 @@ func checkMean(t *testing.T, what string, v []float64, want float64) {
 	}
 }
 
+// mixture3 is a three-component Mixture1D with unequal standard deviations.
+func mixture3() Mixture1D {
+	return Mixture1D{Weights: []float64{0.5, 0.3, 0.2}, Means: []float64{-1, 0, 4}, Stds: []float64{0.5, 2, 1}}
+}
+
+// TestMixture1DMoments checks Sample's mean, E x² and characteristic
+// function against their closed forms Σ_k w_k·(…) for each component.
 func TestMixture1DMoments(t *testing.T) {
-	tests := []Mixture1D{
-		MixtureWeightStudy(),
-		{Weights: []float64{0.5, 0.3, 0.2}, Means: []float64{-1, 0, 4}, Stds: []float64{0.5, 2, 1}},
-	}
+	tests := []Mixture1D{MixtureWeightStudy(), mixture3()}
 	for _, m := range tests {
 		if err := m.Validate(); err != nil {
 			t.Fatal(err)
@@ -119,6 +281,16 @@ func TestMixture1DMoments(t *testing.T) {
 		}
 		checkMean(t, "mixture mean", xs, mean)
 		checkMean(t, "mixture E x²", sq, second)
+		// φ(ω) = Σ_k w_k exp(iωμ_k − ω²σ_k²/2), checked on the x axis.
+		zeros := make([]float64, len(xs))
+		for _, omega := range []float64{0.3, 1, 2} {
+			var phi complex128
+			for k, w := range m.Weights {
+				s := m.Stds[k]
+				phi += complex(w*math.Exp(-omega*omega*s*s/2), 0) * cmplx.Exp(complex(0, omega*m.Means[k]))
+			}
+			checkCharFn(t, [2]float64{omega, 0}, xs, zeros, phi)
+		}
 	}
 }
 
@@ -139,6 +311,42 @@ func TestMixture1DValidate(t *testing.T) {
 			t.Errorf("%s: Validate error %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
+	// Valid: a zero weight (weights need only be non-negative), and weights
+	// whose float64 sum misses 1 by rounding.
+	for _, m := range []Mixture1D{
+		{Weights: []float64{0, 1}, Means: []float64{0, 1}, Stds: []float64{1, 1}},
+		{Weights: []float64{0.1, 0.2, 0.3, 0.4}, Means: []float64{0, 1, 2, 3}, Stds: []float64{1, 1, 1, 1}},
+		mixture3(),
+	} {
+		if err := m.Validate(); err != nil {
+			t.Errorf("%v: Validate error %v, want none", m, err)
+		}
+	}
+}
+
+// TestMixture1DComponent checks that component maps u to the component whose
+// half-open cumulative-weight interval [w₁+…+w_{k−1}, w₁+…+w_k) holds it, by
+// hand: a zero-weight component is never chosen, and an interval's right
+// end belongs to the next component.
+func TestMixture1DComponent(t *testing.T) {
+	tests := []struct {
+		weights []float64
+		u       float64
+		want    int
+	}{
+		{[]float64{0.2, 0.8}, 0, 0},
+		{[]float64{0.2, 0.8}, 0.19, 0},
+		{[]float64{0.2, 0.8}, 0.2, 1},
+		{[]float64{0.2, 0.8}, 0.99, 1},
+		{[]float64{0, 1}, 0, 1},
+		{[]float64{0.5, 0, 0.5}, 0.5, 2},
+		{[]float64{0.25, 0.25, 0.5}, 0.25, 1},
+	}
+	for _, tc := range tests {
+		if got := (Mixture1D{Weights: tc.weights}).component(tc.u); got != tc.want {
+			t.Errorf("weights %v: component(%v) = %d, want %d", tc.weights, tc.u, got, tc.want)
+		}
+	}
 }
 
 // integrate2D returns the midpoint-rule integral of exp(logp) over [-l, l]²
@@ -155,6 +363,8 @@ func integrate2D(logp func(x, y float64) float64, l, h float64) float64 {
 	return sum * h * h
 }
 
+// TestLogDensityIntegratesToOne checks that the exact densities integrate to 1
+// on a grid (comparisons written so that a NaN fails).
 func TestLogDensityIntegratesToOne(t *testing.T) {
 	tests := []struct {
 		name string
@@ -176,7 +386,7 @@ func TestLogDensityIntegratesToOne(t *testing.T) {
 			}
 			return v
 		}
-		if got := integrate2D(logp, tc.l, tc.h); math.Abs(got-1) > 1e-6 {
+		if got := integrate2D(logp, tc.l, tc.h); !(math.Abs(got-1) <= 1e-6) {
 			t.Errorf("%s: ∫ p = %.9f, want 1", tc.name, got)
 		}
 	}
@@ -187,7 +397,7 @@ func TestLogDensityIntegratesToOne(t *testing.T) {
 	for x := -l + h/2; x < l; x += h {
 		sum += math.Exp(m.LogDensity(x))
 	}
-	if got := sum * h; math.Abs(got-1) > 1e-6 {
+	if got := sum * h; !(math.Abs(got-1) <= 1e-6) {
 		t.Errorf("Mixture1D: ∫ p = %.9f, want 1", got)
 	}
 }
@@ -213,24 +423,37 @@ func nearestTerm2D(centres [][2]float64, std, x, y float64) float64 {
 	return -d2/(2*std*std) - math.Log(2*math.Pi*std*std) - math.Log(float64(len(centres)))
 }
 
-func TestGaussianLogDensityMatchesComponentSum(t *testing.T) {
-	// Centres rebuilt from the package documentation, independently of the code.
-	var c25, c8 [][2]float64
+// centres25 returns the 25gaussians centres, rebuilt from the package
+// documentation independently of the code.
+func centres25() [][2]float64 {
+	var c [][2]float64
 	for _, a := range []float64{-1, -0.5, 0, 0.5, 1} {
 		for _, b := range []float64{-1, -0.5, 0, 0.5, 1} {
-			c25 = append(c25, [2]float64{4 * a / 1.414, 4 * b / 1.414})
+			c = append(c, [2]float64{4 * a / 1.414, 4 * b / 1.414})
 		}
 	}
+	return c
+}
+
+// centres8 returns the 8gaussians centres, rebuilt from the package
+// documentation: radius 4/1.414 at multiples of 45°.
+func centres8() [][2]float64 {
 	r := 4 / 1.414
 	h := r / math.Sqrt2
-	c8 = [][2]float64{{r, 0}, {-r, 0}, {0, r}, {0, -r}, {h, h}, {h, -h}, {-h, h}, {-h, -h}}
+	return [][2]float64{{r, 0}, {-r, 0}, {0, r}, {0, -r}, {h, h}, {h, -h}, {-h, h}, {-h, -h}}
+}
+
+// TestGaussianLogDensityMatchesComponentSum checks the mixtures' log-densities
+// against the naive sum of component densities, and far out against the
+// nearest component (comparisons written so that a NaN fails).
+func TestGaussianLogDensityMatchesComponentSum(t *testing.T) {
 	tests := []struct {
 		name    string
 		centres [][2]float64
 		std     float64
 	}{
-		{"25gaussians", c25, 0.2 / 1.414},
-		{"8gaussians", c8, 0.5 / 1.414},
+		{"25gaussians", centres25(), 0.2 / 1.414},
+		{"8gaussians", centres8(), 0.5 / 1.414},
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range tests {
@@ -246,7 +469,7 @@ func TestGaussianLogDensityMatchesComponentSum(t *testing.T) {
 			if math.IsInf(want, -1) {
 				continue // underflow of the naive sum; covered below
 			}
-			if math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
+			if !(math.Abs(got-want) <= 1e-9*max(1, math.Abs(want))) {
 				t.Fatalf("%s: LogDensity(%.3f, %.3f) = %.12g, naive sum %.12g", tc.name, x, y, got, want)
 			}
 		}
@@ -254,25 +477,30 @@ func TestGaussianLogDensityMatchesComponentSum(t *testing.T) {
 		for _, p := range [][2]float64{{30, -30}, {-100, 7}, {0, 500}} {
 			got, _ := set.LogDensity(p[0], p[1])
 			want := nearestTerm2D(tc.centres, tc.std, p[0], p[1])
-			if math.IsInf(got, 0) || math.Abs(got-want) > 1e-9*math.Abs(want) {
+			if math.IsInf(got, 0) || !(math.Abs(got-want) <= 1e-9*math.Abs(want)) {
 				t.Errorf("%s: LogDensity(%v, %v) = %g, want %g", tc.name, p[0], p[1], got, want)
 			}
 		}
 	}
 
-	m := MixtureWeightStudy()
-	for _, x := range []float64{-7, -5, 0, 0.3, 5, 8} {
-		p := 0.0
-		for k, w := range m.Weights {
-			z := (x - m.Means[k]) / m.Stds[k]
-			p += w * math.Exp(-z*z/2) / (m.Stds[k] * math.Sqrt(2*math.Pi))
-		}
-		if got := m.LogDensity(x); math.Abs(got-math.Log(p)) > 1e-12*max(1, math.Abs(got)) {
-			t.Errorf("Mixture1D.LogDensity(%v) = %.15g, naive %.15g", x, got, math.Log(p))
+	// Mixture1D against the naive sum of weighted normal densities, also
+	// with standard deviations other than 1.
+	for _, m := range []Mixture1D{MixtureWeightStudy(), mixture3()} {
+		for _, x := range []float64{-7, -5, -1.2, 0, 0.3, 3, 5, 8} {
+			p := 0.0
+			for k, w := range m.Weights {
+				d := x - m.Means[k]
+				s := m.Stds[k]
+				p += w * math.Exp(-d*d/(2*s*s)) / (s * math.Sqrt(2*math.Pi))
+			}
+			if got := m.LogDensity(x); !(math.Abs(got-math.Log(p)) <= 1e-12*max(1, math.Abs(got))) {
+				t.Errorf("%v: LogDensity(%v) = %.15g, naive %.15g", m, x, got, math.Log(p))
+			}
 		}
 	}
+	m := MixtureWeightStudy()
 	// At x = 60 the N(5,1) term dominates by e^600.
-	if got, want := m.LogDensity(60), math.Log(0.8)-55*55/2.0-0.5*math.Log(2*math.Pi); math.Abs(got-want) > 1e-9*math.Abs(want) {
+	if got, want := m.LogDensity(60), math.Log(0.8)-55*55/2.0-0.5*math.Log(2*math.Pi); !(math.Abs(got-want) <= 1e-9*math.Abs(want)) {
 		t.Errorf("Mixture1D.LogDensity(60) = %g, want %g", got, want)
 	}
 }
@@ -354,6 +582,8 @@ func TestSampleSeeding(t *testing.T) {
 	}
 }
 
+// TestDataset checks a Dataset's batches: shape, determinism in the seed,
+// and that Seek(k) resumes the stream at batch k (0 included).
 func TestDataset(t *testing.T) {
 	set, err := New("moons")
 	if err != nil {
@@ -406,8 +636,14 @@ func TestDataset(t *testing.T) {
 	if got := batches(d, 3); !slices.EqualFunc(got, a[3:], slices.Equal) || d.Step() != 6 {
 		t.Errorf("after Seek(3): batches differ from the stream's 3..5 or Step() = %d, want 6", d.Step())
 	}
-	if err := d.Seek(-1); err == nil {
-		t.Error("Seek(-1): no error")
+	// Seek(0) rewinds to the start; Seek(-1) names the bad step.
+	if err := d.Seek(0); err != nil {
+		t.Errorf("Seek(0): %v", err)
+	} else if got := batches(d, 1); !slices.Equal(got[0], a[0]) {
+		t.Error("after Seek(0): batch differs from the stream's first")
+	}
+	if err := d.Seek(-1); err == nil || !strings.Contains(err.Error(), "-1") {
+		t.Errorf("Seek(-1): error %v, want one naming -1", err)
 	}
 	if _, err := NewDataset(set, 0, 1); err == nil || !strings.Contains(err.Error(), "batch size 0") {
 		t.Errorf("NewDataset(batch 0): error %v, want one naming the size", err)
