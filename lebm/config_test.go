@@ -9,7 +9,6 @@ import (
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/nets"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/ui/commandline"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -153,12 +152,7 @@ func TestConfigParams(t *testing.T) {
 		{"ragged layers", "lebm_generator_layers=8,4,1", nil, "want 4 (out, kernel, stride, padding) per layer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.New()
-			cfg.SetParams(ctx)
-			if _, err := commandline.ParseContextSettings(ctx, tc.settings); err != nil {
-				t.Fatal(err)
-			}
-			got, err := ConfigFromContext(ctx)
+			got, err := cfg.WithSettings(tc.settings)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("ConfigFromContext error %v, want one containing %q", err, tc.wantErr)
@@ -264,5 +258,36 @@ func TestPresetConfig(t *testing.T) {
 	}
 	if _, err := PresetConfig("svhn", "pang"); err == nil || !strings.Contains(err.Error(), `preset "pang"`) {
 		t.Errorf("unknown preset: %v, want an error naming it", err)
+	}
+}
+
+// Changes lists exactly the settings that differ, by their context names;
+// SettingNames lists every setting WithSettings takes, each of which
+// round-trips through it.
+func TestConfigChangesAndSettingNames(t *testing.T) {
+	paper, err := DefaultConfig("svhn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := paper
+	run.ED.T, run.PriorLR, run.Prior.Hidden = 0.5, 1e-4, []int{200, 100}
+	want := []string{"lebm_ed_t=0.5", "lebm_prior_hidden=[200 100]", "lebm_prior_lr=0.0001"}
+	if got := run.Changes(paper); !slices.Equal(got, want) {
+		t.Errorf("Changes = %q, want %q", got, want)
+	}
+	if got := paper.Changes(paper); len(got) != 0 {
+		t.Errorf("Changes of the paper's settings from themselves = %q", got)
+	}
+	names := SettingNames()
+	if len(names) != len(paper.params())+1 { // + the generator's layers
+		t.Errorf("SettingNames has %d names, want the %d parameters and the generator's layers", len(names), len(paper.params()))
+	}
+	for _, n := range []string{"lebm_ed_t", "lebm_generator_layers", "lebm_prior_init", "lebm_data"} {
+		if !slices.Contains(names, n) {
+			t.Errorf("SettingNames lacks %s", n)
+		}
+	}
+	if _, err := paper.WithSettings("lebm_nonsense=1"); err == nil || !strings.Contains(err.Error(), "lebm_nonsense") {
+		t.Errorf("an unknown setting: %v, want an error naming it", err)
 	}
 }

@@ -3,9 +3,12 @@ package lebm
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/edlebm/edlebm/nets"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/ui/commandline"
 )
 
 // ParamPrefix starts the name of every context parameter that holds a
@@ -151,4 +154,53 @@ func getParam(ctx *context.Context, key string, ptr any) error {
 	}
 	dst.Set(v)
 	return nil
+}
+
+// WithSettings returns c with GoMLX context settings applied, as
+// commandline.ParseContextSettings reads them ("lebm_ed_t=0.5;
+// lebm_prior_lr=1e-4", or "file:settings.txt"), validated. Every setting
+// of Config can be changed this way, by its ParamPrefix name.
+func (c Config) WithSettings(settings string) (Config, error) {
+	if settings == "" {
+		return c, nil
+	}
+	ctx := context.New()
+	c.SetParams(ctx)
+	if _, err := commandline.ParseContextSettings(ctx, settings); err != nil {
+		return c, fmt.Errorf("lebm: settings %q: %w", settings, err)
+	}
+	return ConfigFromContext(ctx)
+}
+
+// Changes lists the settings in which c differs from base, as
+// "name=value" in ParamPrefix names, sorted: what a run changed from the
+// paper's settings.
+func (c Config) Changes(base Config) []string {
+	a, b := context.New(), context.New()
+	c.SetParams(a)
+	base.SetParams(b)
+	var changes []string
+	a.EnumerateParams(func(scope, key string, value any) {
+		if old, _ := b.GetParam(key); !strings.HasPrefix(key, ParamPrefix) || reflect.DeepEqual(old, value) {
+			return
+		}
+		changes = append(changes, fmt.Sprintf("%s=%v", key, value))
+	})
+	slices.Sort(changes)
+	return changes
+}
+
+// SettingNames lists the names of the settings WithSettings accepts.
+func SettingNames() []string {
+	ctx := context.New()
+	var c Config
+	c.SetParams(ctx)
+	var names []string
+	ctx.EnumerateParams(func(_, key string, _ any) {
+		if strings.HasPrefix(key, ParamPrefix) {
+			names = append(names, key)
+		}
+	})
+	slices.Sort(names)
+	return names
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/edlebm/edlebm/backend"
@@ -140,7 +141,7 @@ func isSet(fs *flag.FlagSet, name string) bool {
 // modelSettings are flags that override the data set's default Config
 // when given.
 type modelSettings struct {
-	preset, method                                              *string
+	preset, method, set                                         *string
 	seed                                                        *int64
 	postSteps, testPostSteps, priorSteps, genSteps, edM, smProj *int
 	postStep, testPostStep, priorStep, genStep                  *float64
@@ -151,8 +152,10 @@ type modelSettings struct {
 func modelFlags(fs *flag.FlagSet) modelSettings {
 	d, _ := lebm.DefaultConfig("svhn") // for the help text only
 	return modelSettings{
-		preset:        fs.String("preset", lebm.PresetPaper, fmt.Sprintf("settings the other flags start from: %q the paper's, %q Pang et al.'s CD-LEBM baseline (method cd, prior lr 2e-5, lr decay 0.998 per epoch, batch %d)", lebm.PresetPaper, lebm.PresetPangCD, lebm.PangCDBatch)),
-		method:        fs.String("method", lebm.MethodED, fmt.Sprintf("prior update: %v", lebm.Methods)),
+		preset: fs.String("preset", lebm.PresetPaper, fmt.Sprintf("settings the other flags start from: %q the paper's, %q Pang et al.'s CD-LEBM baseline (method cd, prior lr 2e-5, lr decay 0.998 per epoch, batch %d)", lebm.PresetPaper, lebm.PresetPangCD, lebm.PangCDBatch)),
+		method: fs.String("method", lebm.MethodED, fmt.Sprintf("prior update: %v", lebm.Methods)),
+		set: fs.String("set", "", "GoMLX context settings, applied after the flags: \"lebm_ed_t=0.5;lebm_prior_lr=1e-4\" or \"file:settings.txt\"; "+
+			"every setting of the model and its training, the flags above being short forms of some: "+strings.Join(lebm.SettingNames(), ", ")),
 		seed:          fs.Int64("seed", 1, "random seed (0: random)"),
 		postSteps:     fs.Int("posterior-steps", d.PosteriorLangevin.Steps, "training posterior Langevin steps (paper: 20; 40 for cifar10)"),
 		postStep:      fs.Float64("posterior-step", d.PosteriorLangevin.StepSize, "training posterior Langevin step size s"),
@@ -193,7 +196,10 @@ func (s modelSettings) config(fs *flag.FlagSet, data string) (lebm.Config, error
 	}
 	cfg.Seed = *s.seed
 	s.apply(&cfg, set)
-	return cfg, cfg.Validate()
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	return cfg.WithSettings(*s.set)
 }
 
 // apply copies the flags the user set into cfg.

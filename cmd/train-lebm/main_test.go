@@ -242,6 +242,8 @@ func TestMistakesAreNamedBeforeLoadingAndCreateNothing(t *testing.T) {
 		{"batch over the data set", []string{"-batch", "100000"}, nil, []string{"flag -batch 100000", "60000 training images"}},
 		{"batch over -train-size", []string{"-batch", "64", "-train-size", "32"}, nil, []string{"flag -train-size 32", "-batch 64"}},
 		{"ED setting", []string{"-ed-t", "-1"}, nil, []string{"flag -ed-t -1", "t (perturbation variance) = -1"}},
+		{"unknown -set name", []string{"-set", "lebm_bogus=1"}, nil, []string{"flag -set lebm_bogus=1", `"lebm_bogus" is not known`}},
+		{"bad -set value", []string{"-set", "lebm_ed_m=0"}, nil, []string{"flag -set lebm_ed_m=0", "M = 0"}},
 		{"-out a file", []string{"-out", file}, nil, []string{"flag -out " + file, "not a folder"}},
 		{"LATEST a picture", nil, func(out string) {
 			os.MkdirAll(filepath.Join(out, "checkpoint"), 0o755)
@@ -291,4 +293,16 @@ func listTree(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return paths
+}
+
+// -set reaches every setting by its context name and is applied after the
+// short flags.
+func TestSetChangesContextSettings(t *testing.T) {
+	o, err := parseFlags([]string{"-ed-t", "0.3", "-set", "lebm_ed_t=0.5;lebm_prior_hidden=64,32;lebm_posterior_step_size=0.05"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.cfg.ED.T != 0.5 || !slices.Equal(o.cfg.Prior.Hidden, []int{64, 32}) || o.cfg.PosteriorLangevin.StepSize != 0.05 {
+		t.Errorf("config %+v: want ED t 0.5 (-set over -ed-t), prior hidden [64 32], posterior step 0.05", o.cfg)
+	}
 }

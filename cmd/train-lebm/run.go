@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
@@ -72,6 +73,12 @@ func run(o options, stop <-chan os.Signal) error {
 	}
 	if note := o.sizeFor(choice); note != "" {
 		fmt.Println(note)
+	}
+	if paper, err := lebm.DefaultConfig(o.data); err == nil {
+		paper.Seed = o.cfg.Seed // the paper has none; -seed is reported by the run
+		if changes := o.cfg.Changes(paper); len(changes) > 0 {
+			fmt.Printf("settings changed from the paper's: %s\n", strings.Join(changes, ", "))
+		}
 	}
 	b, err := backend.OpenForCommand(o.backend)
 	if err != nil {
