@@ -66,7 +66,7 @@ func TestWriteReport(t *testing.T) {
 		"<title>ED-LEBM on svhn</title>", "step 900 of 1800 (50 %)",
 		`src="samples-step000000900.png"`, `src="reconstructions-epoch001.png"`, `src="losses.png"`, `src="eval/samples.png"`,
 		"<td class=\"num\">0.0123</td><td class=\"num\">0.006</td>", // MSE beside the paper's ED-LEBM on SVHN
-		"<td class=\"num\">41.50</td><td class=\"num\">28.1</td>", // FID beside the paper's
+		"<td class=\"num\">41.50</td><td class=\"num\">28.1</td>",   // FID beside the paper's
 		"<td>ED.M</td><td>16</td>", "&lt;fisher &amp; co&gt;",
 	} {
 		if !strings.Contains(html, want) {
