@@ -255,14 +255,14 @@ func (inMemory) Close() error { return nil }
 // reads the test images, checking that both fit the generator. It returns
 // the number of training images.
 func loadData(o options) (batches batchSource, trainN int, test *datasets.Images, err error) {
-	if test, err = loadSplit(o, "test", o.reconN); err != nil {
-		return nil, 0, nil, fmt.Errorf("flag -data-dir: %w", err)
-	}
 	var train *datasets.Images
 	if !byname.IsCelebA(o.data) {
 		if train, err = loadSplit(o, "train", o.trainSize); err != nil {
 			return nil, 0, nil, fmt.Errorf("flag -data-dir: %w", err)
 		}
+	}
+	if test, err = loadSplit(o, "test", o.reconN); err != nil {
+		return nil, 0, nil, fmt.Errorf("flag -data-dir: %w", err)
 	}
 	if o.anomalyHoldout >= 0 {
 		split, err := datasets.PaperAnomalySplit(train, test, o.anomalyHoldout)
