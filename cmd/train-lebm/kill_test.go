@@ -79,7 +79,7 @@ func TestKilledAtRandomMomentsResumesConsistently(t *testing.T) {
 		}
 	}
 
-	// Each run but the last is killed at a random moment after it has
+	// Each run but the last (three kills) is killed at a random moment after it has
 	// written one more metrics line: between the files of a step, or in
 	// the middle of the next one.
 	killed := filepath.Join(t.TempDir(), "killed")
@@ -96,7 +96,7 @@ func TestKilledAtRandomMomentsResumesConsistently(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		var kill <-chan time.Time
-		if kills < 6 {
+		if kills < 3 {
 			kill = afterGrowth(metrics, before, time.Duration(rng.Float64()*float64(stepTime)))
 		}
 		select {
