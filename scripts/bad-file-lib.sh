@@ -2,12 +2,13 @@
 # Shared by scripts/bad-checkpoints.sh, bad-weights.sh and bad-images.sh (sourced, not run):
 # running eval-lebm or train-lebm on a bad file as a user would and tabulating the result.
 #
-# eval_lebm_binary BIN: prints BIN, or builds bin/eval-lebm and prints that.
-eval_lebm_binary() {
+# command_binary BIN NAME: prints BIN, or builds bin/NAME from ./cmd/NAME
+# and prints that.
+command_binary() {
   if [ -n "$1" ]; then
     echo "$1"
   else
-    go build -o bin/ ./cmd/eval-lebm && echo bin/eval-lebm
+    go build -o bin/ "./cmd/$2" && echo "bin/$2"
   fi
 }
 

@@ -14,10 +14,7 @@ bin=${1:-}
 out=${2:-}
 cd "$(dirname "$0")/.."
 . scripts/bad-file-lib.sh
-if [ -z "$bin" ]; then
-  go build -o bin/ ./cmd/train-lebm
-  bin=bin/train-lebm
-fi
+bin=$(command_binary "$bin" train-lebm)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Debian's python3 carries PIL; the bad files are patched valid JPEGs.

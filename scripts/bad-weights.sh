@@ -12,7 +12,7 @@ bin=${2:-}
 out=${3:-}
 cd "$(dirname "$0")/.."
 . scripts/bad-file-lib.sh
-bin=$(eval_lebm_binary "$bin")
+bin=$(command_binary "$bin" eval-lebm)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" <<'PY'

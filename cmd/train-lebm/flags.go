@@ -78,8 +78,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	cfg.AnomalyHoldout = o.anomalyHoldout
 	o.cfg = cfg
-	o.sized = isSet(fs, "epochs") || isSet(fs, "batch") || isSet(fs, "train-size")
-	if *model.preset == lebm.PresetPangCD && !isSet(fs, "batch") {
+	set := setFlags(fs)
+	o.sized = set["epochs"] || set["batch"] || set["train-size"]
+	if *model.preset == lebm.PresetPangCD && !set["batch"] {
 		o.batch, o.presetBatch = lebm.PangCDBatch, true
 	}
 	if o.dataDir == "" && o.data == "fashion-mnist" {
@@ -131,10 +132,10 @@ func declareFlags(o *options) (*flag.FlagSet, modelSettings) {
 	return fs, modelFlags(fs)
 }
 
-// isSet reports whether the user gave the flag name.
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+// setFlags is the set of flags the user gave.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	return set
 }
 
@@ -189,8 +190,7 @@ func (s modelSettings) config(fs *flag.FlagSet, data string) (lebm.Config, error
 	if err != nil {
 		return cfg, fmt.Errorf("flag -preset: %w", err)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := setFlags(fs)
 	if set["method"] || *s.preset == lebm.PresetPaper {
 		cfg.Method = *s.method
 	}
