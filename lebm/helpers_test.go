@@ -25,6 +25,9 @@ const (
 	testNz    = 4
 	testBatch = 4
 	testSize  = 8 // images are testSize × testSize × 1
+	// testChainBlock replaces ChainBlock in the tests' models (newModel):
+	// XLA compiles the sampling blocks in a fraction of the time.
+	testChainBlock = 4
 )
 
 // tinyConfig is a small float64 model: nz 4, a 2-layer generator to 8×8×1

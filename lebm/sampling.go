@@ -21,13 +21,13 @@ import (
 const ChainBlock = 25
 
 // chainBlocks splits a chain of steps into a first block of first steps
-// (1 … ChainBlock, or 0 for an empty chain) and rest blocks of ChainBlock.
-func chainBlocks(steps int) (first, rest int) {
+// (1 … block, or 0 for an empty chain) and rest blocks of block steps.
+func chainBlocks(steps, block int) (first, rest int) {
 	if steps <= 0 {
 		return 0, 0
 	}
-	rest = (steps - 1) / ChainBlock
-	return steps - rest*ChainBlock, rest
+	rest = (steps - 1) / block
+	return steps - rest*block, rest
 }
 
 // withSteps returns langevin with its number of steps replaced.
@@ -40,6 +40,9 @@ func withSteps(langevin losses.LangevinConfig, steps int) losses.LangevinConfig 
 // starts from N(0, I) and runs its first block in one graph, then full
 // blocks in another.
 type samplers struct {
+	// block is the steps of a full block: ChainBlock (tests shorten it,
+	// since XLA's compile time grows with it).
+	block                          int
 	posteriorStart, posteriorBlock *context.Exec // x → z; (x, z) → z
 	priorStart                     map[int]*context.Exec
 	priorBlock                     *context.Exec // z → z
@@ -49,21 +52,22 @@ type samplers struct {
 // newSamplers creates (without compiling) the samplers of m's Config.
 func (m *Model) newSamplers() error {
 	post, prior := m.cfg.TestPosteriorLangevin, m.cfg.GenerationLangevin
-	postFirst, _ := chainBlocks(post.Steps)
-	m.samplers = samplers{priorStart: map[int]*context.Exec{}}
+	m.samplers = samplers{block: ChainBlock, priorStart: map[int]*context.Exec{}}
 	var err error
+	// The graphs read m.block when they are built, at their first call.
 	m.posteriorStart, err = context.NewExec(m.backend, m.ctx, func(ctx *context.Context, x *Node) *Node {
 		z0 := BaseSample(ctx, m.cfg, x.Graph(), x.Shape().Dimensions[0])
+		postFirst, _ := chainBlocks(post.Steps, m.block)
 		return PosteriorSample(ctx, m.cfg, x, z0, withSteps(post, postFirst))
 	})
 	if err == nil {
 		m.posteriorBlock, err = context.NewExec(m.backend, m.ctx, func(ctx *context.Context, x, z *Node) *Node {
-			return PosteriorSample(ctx, m.cfg, x, z, withSteps(post, ChainBlock))
+			return PosteriorSample(ctx, m.cfg, x, z, withSteps(post, m.block))
 		})
 	}
 	if err == nil {
 		m.priorBlock, err = context.NewExec(m.backend, m.ctx, func(ctx *context.Context, z *Node) *Node {
-			return PriorSample(ctx, m.cfg, z, withSteps(prior, ChainBlock))
+			return PriorSample(ctx, m.cfg, z, withSteps(prior, m.block))
 		})
 	}
 	if err == nil {
@@ -89,7 +93,7 @@ func (m *Model) posteriorLatents(what string, x *tensors.Tensor) (*tensors.Tenso
 	if err != nil {
 		return nil, err
 	}
-	_, rest := chainBlocks(m.cfg.TestPosteriorLangevin.Steps)
+	_, rest := chainBlocks(m.cfg.TestPosteriorLangevin.Steps, m.block)
 	for range rest {
 		next, err := m.exec1(what, m.posteriorBlock, x, z)
 		finalize([]*tensors.Tensor{z})
@@ -106,7 +110,7 @@ func (m *Model) priorLatents(what string, n int) (*tensors.Tensor, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("lebm: %s: number of samples n = %d: must be at least 1", what, n)
 	}
-	first, rest := chainBlocks(m.cfg.GenerationLangevin.Steps)
+	first, rest := chainBlocks(m.cfg.GenerationLangevin.Steps, m.block)
 	start, ok := m.priorStart[n]
 	if !ok {
 		var err error

@@ -13,25 +13,26 @@ import (
 )
 
 func TestChainBlocks(t *testing.T) {
-	for _, c := range []struct{ steps, first, rest int }{
-		{0, 0, 0}, {1, 1, 0}, {ChainBlock, ChainBlock, 0}, {ChainBlock + 1, 1, 1},
-		{2 * ChainBlock, ChainBlock, 1}, {2*ChainBlock + 3, 3, 2}, {20 * ChainBlock, ChainBlock, 19},
+	for _, c := range []struct{ steps, block, first, rest int }{
+		{0, ChainBlock, 0, 0}, {1, ChainBlock, 1, 0}, {ChainBlock, ChainBlock, ChainBlock, 0}, {ChainBlock + 1, ChainBlock, 1, 1},
+		{2 * ChainBlock, ChainBlock, ChainBlock, 1}, {2*ChainBlock + 3, ChainBlock, 3, 2}, {20 * ChainBlock, ChainBlock, ChainBlock, 19},
+		{0, 4, 0, 0}, {3, 4, 3, 0}, {4, 4, 4, 0}, {7, 4, 3, 1}, {500, 4, 4, 124},
 	} {
-		first, rest := chainBlocks(c.steps)
-		if first != c.first || rest != c.rest || first+rest*ChainBlock != c.steps {
-			t.Errorf("chainBlocks(%d) = %d, %d; want %d, %d", c.steps, first, rest, c.first, c.rest)
+		first, rest := chainBlocks(c.steps, c.block)
+		if first != c.first || rest != c.rest {
+			t.Errorf("chainBlocks(%d, %d) = %d, %d; want %d, %d", c.steps, c.block, first, rest, c.first, c.rest)
 		}
 	}
 }
 
 // TestBlockedChainsMatchTheUnrolledChain runs the sampling methods, which
-// loop over compiled blocks of ChainBlock steps, against the whole chain
-// unrolled in one graph from the same random state: the random stream
-// advances draw by draw in both, so even the noisy chains agree.
+// loop over compiled blocks (of testChainBlock steps here), against the
+// whole chain unrolled in one graph from the same random state: the random
+// stream advances draw by draw in both, so even the noisy chains agree.
 func TestBlockedChainsMatchTheUnrolledChain(t *testing.T) {
-	// A first block of 3 steps and one of ChainBlock (chainBlocks' other
-	// splits are TestChainBlocks').
-	for _, steps := range []int{ChainBlock + 3} {
+	// A first block of 3 steps and a full one (chainBlocks' other splits
+	// are TestChainBlocks').
+	for _, steps := range []int{testChainBlock + 3} {
 		t.Run(fmt.Sprintf("%d steps", steps), func(t *testing.T) {
 			cfg := tinyConfig(t)
 			// Lengths and step sizes unlike the training chains' (5 steps
