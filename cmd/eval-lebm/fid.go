@@ -60,6 +60,11 @@ func checkFIDSamples(n, dim int, what string) error {
 type sampleMetrics struct {
 	o         options
 	inception *fid.Network // nil: no FID
+	// statsPath is where the Inception training statistics are cached;
+	// mu and sigma hold them when the cache existed, nil to compute them.
+	statsPath string
+	mu        []float64
+	sigma     *mat.SymDense
 	clf       *classifier.Model
 	clfMu     []float64 // the classifier's training statistics
 	clfSigma  *mat.SymDense
@@ -76,6 +81,9 @@ func loadSampleMetrics(b backends.Backend, o options, h, w, c int) (*sampleMetri
 		}
 		if err := checkFIDSamples(o.fidSamples, m.inception.FeatureDim(), "Inception"); err != nil {
 			return nil, fmt.Errorf("flag -inception: %w", err)
+		}
+		if err := m.loadInceptionStats(); err != nil {
+			return nil, err
 		}
 	}
 	if o.classifierDir != "" {
@@ -138,31 +146,47 @@ func (m *sampleMetrics) compute(samples *datasets.Images, s *eval.Report) error 
 // training images and the weights' SHA-256).
 func (m *sampleMetrics) inceptionFID(samples *datasets.Images, s *eval.Report) error {
 	o, net := m.o, m.inception
-	statsPath := o.fidStats
-	var err error
-	if statsPath == "" {
-		if statsPath, err = defaultFIDStatsPath(o); err != nil {
+	if m.mu == nil {
+		var err error
+		if m.mu, m.sigma, err = trainingStats(net, o, m.statsPath); err != nil {
 			return err
 		}
-	}
-	mu, sigma, err := eval.LoadStats(statsPath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if mu, sigma, err = trainingStats(net, o, statsPath); err != nil {
-			return err
-		}
-	case err != nil:
-		return fmt.Errorf("-fid-stats: %w", err)
-	case len(mu) != net.FeatureDim():
-		return fmt.Errorf("-fid-stats %s: %d-d statistics, but the network's features are %d-d", statsPath, len(mu), net.FeatureDim())
 	}
 	features, err := withBar(net, "Inception features of the samples", func() ([]float64, error) { return net.Features(samples, o.batch) })
 	if err != nil {
 		return err
 	}
-	s.Inception, s.FIDStats = o.inception, statsPath
-	s.FID, err = eval.FrechetDistanceToStats(features, mu, sigma)
+	s.Inception, s.FIDStats = o.inception, m.statsPath
+	s.FID, err = eval.FrechetDistanceToStats(features, m.mu, m.sigma)
 	return err
+}
+
+// loadInceptionStats finds the training statistics' cache and reads it if
+// it exists, or checks that -fid-train-n images are enough to compute
+// them: either way before the slow sampling.
+func (m *sampleMetrics) loadInceptionStats() error {
+	o, dim := m.o, m.inception.FeatureDim()
+	m.statsPath = o.fidStats
+	if m.statsPath == "" {
+		var err error
+		if m.statsPath, err = defaultFIDStatsPath(o); err != nil {
+			return err
+		}
+	}
+	mu, sigma, err := eval.LoadStats(m.statsPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if o.fidTrainN > 0 && o.fidTrainN <= dim {
+			return fmt.Errorf("flag -fid-train-n %d: want more training images than the %d Inception feature dimensions (or 0: all)", o.fidTrainN, dim)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("flag -fid-stats: %w", err)
+	case len(mu) != dim:
+		return fmt.Errorf("flag -fid-stats %s: %d-d statistics, but the network's features are %d-d", m.statsPath, len(mu), dim)
+	}
+	m.mu, m.sigma = mu, sigma
+	return nil
 }
 
 // trainingStats computes the Inception statistics of the training split

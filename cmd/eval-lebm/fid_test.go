@@ -113,12 +113,17 @@ func TestInceptionFIDBadInput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := fidOptions(t, runDir)
+			o.out = filepath.Join(o.out, "eval")
 			c.edit(&o)
 			err := run(o)
 			for _, m := range c.mention {
 				if err == nil || !strings.Contains(err.Error(), m) {
 					t.Errorf("error %v, want one mentioning %q", err, m)
 				}
+			}
+			// Refused before the slow work, which starts by creating -out.
+			if _, err := os.Stat(o.out); err == nil {
+				t.Errorf("-out %s was created", o.out)
 			}
 		})
 	}
