@@ -7,10 +7,13 @@
 # (losses, nets, lebm, density) again on SimpleGo, the pure-Go fallback.
 # Pass extra `go test` flags as arguments.
 #
-# On XLA CPU most of the suite's time is compiling graphs (one thread per
-# compilation): the suite asks XLA's LLVM backend for optimisation level 0
-# (XLA_FLAGS), the same HLO graphs and HLO passes at about 40 % less
-# compile time. Benchmarks and training use XLA's default level.
+# On XLA CPU most of the suite's time is compiling graphs: the suite asks
+# XLA (XLA_FLAGS) for LLVM optimisation level 0 and for one LLVM module per
+# graph instead of pieces compiled on parallel threads — the same HLO
+# graphs and HLO passes at less CPU time (docs/testing.md). XLA's older
+# loop emitters (--xla_cpu_use_fusion_emitters=false) would halve it again
+# but break bit-exact resumption (TestResumeEqualsUninterruptedTraining).
+# Benchmarks and training use XLA's defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,5 +36,6 @@ go vet ./...
 go run ./cmd/install-pjrt -cpu
 
 simplego_packages=(./losses ./nets ./lebm ./density)
-XLA_FLAGS="${XLA_FLAGS:-} --xla_backend_optimization_level=0" EDLEBM_TEST_BACKEND=cpu go test -timeout 20m "$@" ./...
+fast_compile="--xla_backend_optimization_level=0 --xla_cpu_parallel_codegen_split_count=1"
+XLA_FLAGS="${XLA_FLAGS:-} $fast_compile" EDLEBM_TEST_BACKEND=cpu go test -timeout 20m "$@" ./...
 EDLEBM_TEST_BACKEND=go go test -timeout 20m "$@" "${simplego_packages[@]}"
