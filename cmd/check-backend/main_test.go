@@ -8,21 +8,54 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/edlebm/edlebm/internal/testutil"
 )
 
-// writeTestReferences writes mnist-shaped references for methods.
+// sharedReferences is a folder of mnist-shaped ED and SM references,
+// written once for the package's tests (each write compiles the methods'
+// graphs, seconds on XLA) and removed by TestMain.
+var sharedReferences struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedReferences.dir != "" {
+		os.RemoveAll(sharedReferences.dir)
+	}
+	os.Exit(code)
+}
+
+// writeTestReferences copies the shared references of methods (of "ed",
+// "sm") into a folder of the test's own and returns it, with options
+// that check it.
 func writeTestReferences(t *testing.T, methods ...string) (dir string, o options) {
 	t.Helper()
-	dir = t.TempDir()
-	o = options{backend: testutil.BackendName(), write: dir, shapes: []string{"mnist"}, methods: methods,
-		batch: 2, seed: 3, rtol: 1e-6}
-	if err := run(o, &bytes.Buffer{}); err != nil {
-		t.Fatal(err)
+	o = options{backend: testutil.BackendName(), shapes: []string{"mnist"}, batch: 2, seed: 3, rtol: 1e-6}
+	refs := &sharedReferences
+	refs.once.Do(func() {
+		if refs.dir, refs.err = os.MkdirTemp("", "check-backend-test-"); refs.err == nil {
+			w := o
+			w.write, w.methods = refs.dir, []string{"ed", "sm"}
+			refs.err = run(w, &bytes.Buffer{})
+		}
+	})
+	if refs.err != nil {
+		t.Fatal(refs.err)
 	}
-	o.write, o.check = "", dir
+	dir = t.TempDir()
+	for _, method := range methods {
+		name := "mnist-" + method
+		if err := os.CopyFS(filepath.Join(dir, name), os.DirFS(filepath.Join(refs.dir, name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.check = dir
 	return dir, o
 }
 
@@ -73,7 +106,7 @@ func TestCheckAgainstOwnReference(t *testing.T) {
 // fails, in its own column, and that bad references give errors naming
 // what is wrong.
 func TestCheckFindsDifferences(t *testing.T) {
-	dir, o := writeTestReferences(t, "ed") // each method compiles its graphs, seconds on XLA
+	dir, o := writeTestReferences(t, "ed") // each method checked compiles its graphs
 	edPath := filepath.Join(dir, "mnist-ed", referenceFile)
 	var wantCell, refBackend string
 	editReference(t, edPath, func(ref *reference) {
