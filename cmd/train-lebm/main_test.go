@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/context/checkpoints"
+	gomlxplots "github.com/gomlx/gomlx/ui/plots"
 
+	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/lebm"
 )
 
@@ -116,6 +119,60 @@ func TestTrainOnFashionMNISTSliceAndResume(t *testing.T) {
 	}
 	if !slices.Equal(steps, want) {
 		t.Errorf("after resuming for one more epoch the metrics hold steps %v, want 1..44", steps)
+	}
+	checkGoMLXTools(t, out, recs)
+}
+
+// checkGoMLXTools reads the run's latest checkpoint with GoMLX's own
+// tools: checkpoints.Load finds every variable lebm.Load does, and
+// gomlxplots.LoadPointsFromCheckpoint the curves of recs (whose training
+// steps, under 400, are plotted one point each).
+func checkGoMLXTools(t *testing.T, out string, recs []stepRecord) {
+	t.Helper()
+	latest, err := lebm.LatestCheckpoint(filepath.Join(out, "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.New()
+	if _, err := checkpoints.Load(ctx).Dir(latest).Immediate().Done(); err != nil {
+		t.Fatalf("GoMLX's checkpoints.Load of %s: %v", latest, err)
+	}
+	model, err := lebm.Load(testutil.Backend(), filepath.Join(out, "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(c *context.Context) (n int) {
+		for range c.IterVariables() {
+			n++
+		}
+		return n
+	}
+	if got, want := count(ctx), count(model.Context()); got != want || got == 0 {
+		t.Errorf("GoMLX's checkpoints.Load found %d variables in %s, lebm.Load %d", got, latest, want)
+	}
+
+	points, err := gomlxplots.LoadPointsFromCheckpoint(latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	curves := map[string][][2]float64{}
+	for _, p := range points {
+		curves[p.MetricName] = append(curves[p.MetricName], [2]float64{p.Step, p.Value})
+	}
+	var train, test [][2]float64
+	for _, r := range recs {
+		train = append(train, [2]float64{float64(r.Step), r.ReconstructionMSE})
+		if r.TestReconstructionMSE > 0 {
+			test = append(test, [2]float64{float64(r.Step), r.TestReconstructionMSE})
+		}
+	}
+	for name, want := range map[string][][2]float64{"Train: reconstruction MSE": train, "Test: reconstruction MSE": test} {
+		if got := curves[name]; !slices.Equal(got, want) {
+			t.Errorf("plot points %q: %v, want metrics.jsonl's %v", name, got, want)
+		}
+	}
+	if n := len(curves["Train: prior loss"]); n != len(recs) {
+		t.Errorf("%d prior-loss plot points, want %d", n, len(recs))
 	}
 }
 

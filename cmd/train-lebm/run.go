@@ -16,6 +16,7 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	gomlxplots "github.com/gomlx/gomlx/ui/plots"
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/edlebm/edlebm/atomicfile"
@@ -129,7 +130,13 @@ func run(o options, stop <-chan os.Signal) error {
 		}
 		lastCheckpoint = time.Now()
 		o.wrote("checkpoint")
-		return nil
+		// Each checkpoint carries the curves up to its step, where GoMLX's
+		// plotting tools look for them: consistent after any resume.
+		latest, err := lebm.LatestCheckpoint(ckptDir)
+		if err != nil {
+			return err
+		}
+		return writePlotPoints(latest, history)
 	}
 
 	for first := step; step < total; {
@@ -407,15 +414,23 @@ func loadHistory(path string, upTo int64) ([]stepRecord, error) {
 	return history, err
 }
 
-// plotHistory draws the losses (losses.png) and the mean energies of the
-// posterior and, for CD, prior samples (energies.png) over training in dir,
-// averaged over windows so long runs stay readable.
-func plotHistory(dir string, history []stepRecord) error {
+// historySeries are the training curves of history, averaged over
+// windows so that long runs stay readable (at most about 400 points), and
+// the test reconstruction error of each epoch's end. neg is nil unless the
+// method drew prior samples (CD).
+type historySeries struct {
+	recon, prior, post, neg, test *plots.Series
+}
+
+func seriesOf(history []stepRecord) historySeries {
+	s := historySeries{
+		recon: &plots.Series{Name: "reconstruction MSE (train batch)"},
+		prior: &plots.Series{Name: "prior loss"},
+		post:  &plots.Series{Name: "mean f(z_post)"},
+		test:  &plots.Series{Name: "reconstruction MSE (test images)"},
+	}
+	neg := &plots.Series{Name: "mean f(z_prior) (CD)"}
 	window := max(1, len(history)/400)
-	recon := plots.Series{Name: "reconstruction MSE (train batch)"}
-	prior := plots.Series{Name: "prior loss"}
-	post := plots.Series{Name: "mean f(z_post)"}
-	neg := plots.Series{Name: "mean f(z_prior) (CD)"}
 	for start := 0; start < len(history); start += window {
 		end := min(start+window, len(history))
 		var r, p, e, n float64
@@ -424,22 +439,71 @@ func plotHistory(dir string, history []stepRecord) error {
 			r, p, e, n = r+rec.ReconstructionMSE*w, p+rec.PriorLoss*w, e+rec.PosteriorEnergy*w, n+rec.PriorEnergy*w
 		}
 		x := float64(history[end-1].Step)
-		recon.X, recon.Y = append(recon.X, x), append(recon.Y, r)
-		prior.X, prior.Y = append(prior.X, x), append(prior.Y, p)
-		post.X, post.Y = append(post.X, x), append(post.Y, e)
-		neg.X, neg.Y = append(neg.X, x), append(neg.Y, n)
+		for _, point := range []struct {
+			series *plots.Series
+			y      float64
+		}{{s.recon, r}, {s.prior, p}, {s.post, e}, {neg, n}} {
+			point.series.X, point.series.Y = append(point.series.X, x), append(point.series.Y, point.y)
+		}
 	}
+	for _, rec := range history {
+		if rec.TestReconstructionMSE > 0 {
+			s.test.X, s.test.Y = append(s.test.X, float64(rec.Step)), append(s.test.Y, rec.TestReconstructionMSE)
+		}
+	}
+	if slices.ContainsFunc(history, func(r stepRecord) bool { return r.PriorEnergy != 0 }) {
+		s.neg = neg
+	}
+	return s
+}
+
+// plotHistory draws the losses (losses.png) and the mean energies of the
+// posterior and, for CD, prior samples (energies.png) over training in dir.
+func plotHistory(dir string, history []stepRecord) error {
+	s := seriesOf(history)
 	err := plots.WriteLinePlot(filepath.Join(dir, "losses.png"), plots.LinePlot{Title: "Training losses", XLabel: "step", YLabel: "value",
-		Series: []plots.Series{recon, prior}})
+		Series: []plots.Series{*s.recon, *s.prior}})
 	if err != nil {
 		return err
 	}
-	energies := []plots.Series{post}
-	if slices.ContainsFunc(history, func(r stepRecord) bool { return r.PriorEnergy != 0 }) {
-		energies = append(energies, neg)
+	energies := []plots.Series{*s.post}
+	if s.neg != nil {
+		energies = append(energies, *s.neg)
 	}
 	return plots.WriteLinePlot(filepath.Join(dir, "energies.png"), plots.LinePlot{Title: "Prior energy f at the samples", XLabel: "step", YLabel: "mean f",
 		Series: energies})
+}
+
+// writePlotPoints writes the curves of history as GoMLX training plot
+// points (gomlxplots.TrainingPlotFileName, one JSON point per line) into
+// the GoMLX checkpoint folder dir, where GoMLX's plotting tools
+// (gomlxplots.LoadPointsFromCheckpoint, the notebook plotters) read them.
+func writePlotPoints(dir string, history []stepRecord) error {
+	s := seriesOf(history)
+	curves := []struct {
+		series            *plots.Series
+		name, short, kind string
+	}{
+		{s.recon, "Train: reconstruction MSE", "T/MSE", "MSE"},
+		{s.test, "Test: reconstruction MSE", "E/MSE", "MSE"},
+		{s.prior, "Train: prior loss", "T/prior", "loss"},
+		{s.post, "Train: mean f(z_post)", "T/f(post)", "energy"},
+		{s.neg, "Train: mean f(z_prior)", "T/f(prior)", "energy"},
+	}
+	return atomicfile.Write(filepath.Join(dir, gomlxplots.TrainingPlotFileName), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for _, c := range curves {
+			if c.series == nil {
+				continue
+			}
+			for i, x := range c.series.X {
+				if err := enc.Encode(gomlxplots.Point{MetricName: c.name, Short: c.short, MetricType: c.kind, Step: x, Value: c.series.Y[i]}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 func finalize(ts []*tensors.Tensor) {
