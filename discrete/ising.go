@@ -22,6 +22,7 @@ import (
 
 	"github.com/edlebm/edlebm/datasets/ising"
 	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/nets"
 )
 
 // Methods are the training objectives: Bernoulli energy discrepancy and
@@ -87,7 +88,7 @@ func IsingEnergy(ctx *context.Context, d int) losses.EnergyFn {
 		g := x.Graph()
 		w := couplingsNode(g, v, d)
 		s := AddScalar(MulScalar(x, 2), -1)
-		return Neg(ReduceSum(Mul(MatMul(s, w), s), 1))
+		return Neg(ReduceSum(Mul(nets.MatrixProduct(s, w), s), 1))
 	}
 }
 
