@@ -40,6 +40,9 @@ type IsingConfig struct {
 	CDSweeps int
 	// LearningRate is Adam's.
 	LearningRate float64
+	// L1 ≥ 0 weighs the penalty L1·Σ|Jᵢⱼ| added to the loss (Grathwohl et
+	// al. regularise their Ising models so); 0: none.
+	L1 float64
 }
 
 // DefaultIsingConfig is our setting (the paper gives none for this
@@ -65,6 +68,9 @@ func (c IsingConfig) Validate() error {
 	}
 	if !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 1) {
 		return fmt.Errorf("learning rate = %v: must be a finite number > 0", c.LearningRate)
+	}
+	if !(c.L1 >= 0) || math.IsInf(c.L1, 1) {
+		return fmt.Errorf("L1 penalty = %v: must be a finite number ≥ 0", c.L1)
 	}
 	return nil
 }
@@ -133,6 +139,11 @@ func NewIsingModel(backend backends.Backend, d int, cfg IsingConfig, seed int64)
 			train.AddLoss(ctx, losses.BernoulliEnergyDiscrepancy(ctx, energy, inputs[0], cfg.ED))
 		} else {
 			train.AddLoss(ctx, losses.ContrastiveDivergenceWithNegatives(energy, inputs[0], inputs[1], 0))
+		}
+		if cfg.L1 > 0 {
+			g := inputs[0].Graph()
+			j := couplingsNode(g, ctx.InAbsPath(isingScope).GetVariable("W"), d)
+			train.AddLoss(ctx, MulScalar(ReduceAllSum(Abs(j)), cfg.L1))
 		}
 		return nil
 	}

@@ -120,6 +120,7 @@ func TestIsingConfigValidate(t *testing.T) {
 		{"no CD sweeps", func(c *IsingConfig) { c.Method, c.CDSweeps = "cd", 0 }, "sweeps per step = 0"},
 		{"bad ε", func(c *IsingConfig) { c.ED.Epsilon = 1 }, "ε = 1"},
 		{"NaN learning rate", func(c *IsingConfig) { c.LearningRate = math.NaN() }, "learning rate = NaN"},
+		{"negative L1", func(c *IsingConfig) { c.L1 = -0.1 }, "L1 penalty = -0.1"},
 	} {
 		cfg := DefaultIsingConfig("ed")
 		c.edit(&cfg)

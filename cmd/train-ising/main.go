@@ -36,7 +36,7 @@ import (
 
 type options struct {
 	side                         int
-	sigma, lr, epsilon, w        float64
+	sigma, lr, epsilon, w, l1    float64
 	n, dataSweeps, steps, batch  int
 	m, cdSweeps, evalEvery, seed int
 	methods, backend, out        string
@@ -54,6 +54,7 @@ func main() {
 	flag.Float64Var(&o.epsilon, "ed-epsilon", 0.1, "ED: bit-flip probability ε")
 	flag.IntVar(&o.m, "ed-m", 32, "ED: negative samples per example")
 	flag.Float64Var(&o.w, "ed-w", 1, "ED: stabiliser w")
+	flag.Float64Var(&o.l1, "l1", 0, "L1 penalty weight on J, for both methods (0: none)")
 	flag.IntVar(&o.cdSweeps, "cd-sweeps", 1, "CD: Gibbs sweeps of the persistent chains per step")
 	flag.IntVar(&o.evalEvery, "eval-every", 50, "steps between RMSE measurements")
 	flag.IntVar(&o.seed, "seed", 1, "random seed (data and training)")
@@ -82,13 +83,14 @@ func (o options) configs() ([]discrete.IsingConfig, error) {
 		flagcheck.Rule{Flag: "ed-m", Value: o.m, OK: o.m >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "ed-w", Value: o.w, OK: o.w >= 0 && !math.IsInf(o.w, 1), Want: "a finite number ≥ 0"},
 		flagcheck.Rule{Flag: "cd-sweeps", Value: o.cdSweeps, OK: o.cdSweeps >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "l1", Value: o.l1, OK: o.l1 >= 0 && !math.IsInf(o.l1, 1), Want: "a finite number ≥ 0"},
 	); err != nil {
 		return nil, err
 	}
 	var cfgs []discrete.IsingConfig
 	for _, method := range strings.Split(o.methods, ",") {
 		cfg := discrete.DefaultIsingConfig(strings.TrimSpace(method))
-		cfg.LearningRate, cfg.CDSweeps = o.lr, o.cdSweeps
+		cfg.LearningRate, cfg.CDSweeps, cfg.L1 = o.lr, o.cdSweeps, o.l1
 		cfg.ED.Epsilon, cfg.ED.M, cfg.ED.W = o.epsilon, o.m, o.w
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("flag -methods %s: %w", o.methods, err)

@@ -76,6 +76,7 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{func(o *options) { o.n = 50 }, "flag -n 50"},
 		{func(o *options) { o.epsilon = 1 }, "flag -ed-epsilon 1"},
 		{func(o *options) { o.cdSweeps = 0 }, "flag -cd-sweeps 0"},
+		{func(o *options) { o.l1 = -1 }, "flag -l1 -1"},
 		{func(o *options) { o.methods = "ed,sm" }, `flag -methods ed,sm: method "sm"`},
 	} {
 		out := filepath.Join(t.TempDir(), "run")
