@@ -13,7 +13,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/train-ising [-side 5] [-sigma 0.2] [-steps 3000] [-out runs/ising]
+//	go run ./cmd/train-ising [-side 5] [-sigma 0.2] [-l1 0.001] [-steps 3000] [-out runs/ising]
 package main
 
 import (
@@ -54,7 +54,7 @@ func main() {
 	flag.Float64Var(&o.epsilon, "ed-epsilon", 0.1, "ED: bit-flip probability ε")
 	flag.IntVar(&o.m, "ed-m", 32, "ED: negative samples per example")
 	flag.Float64Var(&o.w, "ed-w", 1, "ED: stabiliser w")
-	flag.Float64Var(&o.l1, "l1", 0, "L1 penalty weight on J, for both methods (0: none)")
+	flag.Float64Var(&o.l1, "l1", 0.001, "L1 penalty weight on J, for both methods (0: none)")
 	flag.IntVar(&o.cdSweeps, "cd-sweeps", 1, "CD: Gibbs sweeps of the persistent chains per step")
 	flag.IntVar(&o.evalEvery, "eval-every", 50, "steps between RMSE measurements")
 	flag.IntVar(&o.seed, "seed", 1, "random seed (data and training)")
