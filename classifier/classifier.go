@@ -15,9 +15,9 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/layers"
 	"github.com/gomlx/gomlx/pkg/ml/layers/activations"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	gomlxlosses "github.com/gomlx/gomlx/pkg/ml/train/losses"
@@ -25,6 +25,7 @@ import (
 
 	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/nets"
 )
 
 // StatsFile is the file, beside a classifier's checkpoint folder, holding
@@ -112,9 +113,22 @@ func Logits(ctx *context.Context, cfg Config, x *Node) (logits, features *Node) 
 	ctx = ctx.In(scopeName)
 	h := Reshape(x, x.Shape().Dimensions[0], -1)
 	for i, width := range cfg.Hidden {
-		h = activations.Relu(layers.Dense(ctx.In(fmt.Sprintf("hidden_%d", i)), h, true, width))
+		h = activations.Relu(dense(ctx.In(fmt.Sprintf("hidden_%d", i)), h, width))
 	}
-	return layers.Dense(ctx.In("logits"), h, true, cfg.Classes), h
+	return dense(ctx.In("logits"), h, cfg.Classes), h
+}
+
+// dense is GoMLX's layers.Dense with bias on x [B, D] — the same scope
+// ("dense"), variables ("weights" [D, out], "biases" [out]) and
+// initialisers, so checkpoints are unchanged — with the product taken by
+// nets.MatrixProduct: layers.Dense's product differentiates through the
+// broadcast product [B, D, out].
+func dense(ctx *context.Context, x *Node, out int) *Node {
+	ctx = ctx.In("dense")
+	g := x.Graph()
+	w := ctx.VariableWithShape("weights", shapes.Make(x.DType(), x.Shape().Dimensions[1], out)).ValueGraph(g)
+	b := ctx.VariableWithShape("biases", shapes.Make(x.DType(), out)).ValueGraph(g)
+	return Add(nets.MatrixProduct(x, w), InsertAxes(b, 0))
 }
 
 // Model is a classifier with its trainer and evaluation executors.

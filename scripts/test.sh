@@ -4,7 +4,8 @@
 # scripts, NumPy for the FID statistics exchange, the XLA CPU PJRT plugin
 # through pip), then gofmt, shellcheck,
 # go vet, go test on every package on XLA CPU, and the numerical core
-# (losses, nets, lebm, density) again on SimpleGo, the pure-Go fallback.
+# (losses, nets, lebm, density, discrete) again on SimpleGo, the pure-Go
+# fallback.
 # Pass extra `go test` flags as arguments.
 #
 # On XLA CPU most of the suite's time is compiling graphs: the suite asks
@@ -35,7 +36,7 @@ git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -x
 go vet ./...
 go run ./cmd/install-pjrt -cpu
 
-simplego_packages=(./losses ./nets ./lebm ./density)
+simplego_packages=(./losses ./nets ./lebm ./density ./discrete)
 fast_compile="--xla_backend_optimization_level=0 --xla_cpu_parallel_codegen_split_count=1"
 # Test binaries without DWARF tables link in half the time (-w); the
 # longest packages first, so that they do not finish alone.
