@@ -26,15 +26,19 @@ import (
 )
 
 // Methods lists the training objectives.
-var Methods = []string{"ed", "sm", "cd"}
+var Methods = []string{"ed", "sm", "cd", "dsm"}
 
 // Config is one density-estimation run's settings.
 type Config struct {
-	// Method is "ed" (energy discrepancy), "sm" (exact score matching) or
-	// "cd" (contrastive divergence with Langevin negatives from the data).
+	// Method is "ed" (energy discrepancy), "sm" (exact score matching),
+	// "cd" (contrastive divergence with Langevin negatives from the data)
+	// or "dsm" (denoising score matching, the paper's comparison).
 	Method string
 	ED     losses.EDConfig
 	CD     losses.CDConfig
+	// DSMVariance is the variance t of denoising score matching's Gaussian
+	// noise (method "dsm"; unset, and left out of JSON, for the others).
+	DSMVariance float64 `json:",omitempty"`
 	// MLP is the energy network; its input size is the data dimension.
 	MLP          nets.MLPConfig
 	LearningRate float64
@@ -44,7 +48,12 @@ type Config struct {
 
 // DefaultConfig is the paper's setting for the 2-D experiments.
 func DefaultConfig(method string) Config {
+	var dsmVariance float64
+	if method == "dsm" {
+		dsmVariance = losses.DefaultToyED.T
+	}
 	return Config{
+		DSMVariance:  dsmVariance,
 		Method:       method,
 		ED:           losses.DefaultToyED,
 		CD:           losses.DefaultToyCD,
@@ -66,6 +75,10 @@ func (c Config) Validate() error {
 			return err
 		}
 	case "sm":
+	case "dsm":
+		if !(c.DSMVariance > 0) || math.IsInf(c.DSMVariance, 1) {
+			return fmt.Errorf("denoising score matching noise variance = %v: must be a finite number > 0", c.DSMVariance)
+		}
 	default:
 		return fmt.Errorf("method %q: want one of %v", c.Method, Methods)
 	}
@@ -104,6 +117,8 @@ func Loss(ctx *context.Context, x *Node, cfg Config) *Node {
 		return losses.ScoreMatching(energy, x)
 	case "cd":
 		return losses.ContrastiveDivergence(ctx, energy, x, cfg.CD)
+	case "dsm":
+		return losses.DenoisingScoreMatching(ctx, energy, x, math.Sqrt(cfg.DSMVariance))
 	}
 	panic(fmt.Errorf("density: method %q: want one of %v", cfg.Method, Methods))
 }

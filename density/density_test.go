@@ -87,6 +87,8 @@ func TestConfigValidation(t *testing.T) {
 		{"infinite learning rate", func(c *Config) { c.LearningRate = math.Inf(1) }, "learning rate = +Inf"},
 		{"zero learning rate", func(c *Config) { c.LearningRate = 0 }, "learning rate = 0"},
 		{"bad CD chain", func(c *Config) { c.Method = "cd"; c.CD.Langevin.Steps = -2 }, "steps = -2"},
+		{"DSM without noise", func(c *Config) { c.Method = "dsm" }, "noise variance = 0"},
+		{"DSM", func(c *Config) { c.Method, c.DSMVariance = "dsm", 0.5 }, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,7 +115,8 @@ func TestCheckFiniteNamesTheStep(t *testing.T) {
 }
 
 // Every method, trained on N(0, 1) data, must learn an energy whose shape
-// matches x²/2 (up to a constant) where the data is.
+// matches x²/2 (up to a constant) where the data is — denoising score
+// matching that of the noised data N(0, 1 + t), x²/(2(1 + t)).
 func TestMethodsLearnAGaussianEnergy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	data := make([]float32, 2048)
@@ -134,10 +137,10 @@ func TestMethodsLearnAGaussianEnergy(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, x := range eval {
-				want := float64(x*x) / 2
+				want := float64(x*x) / (2 * (1 + cfg.DSMVariance))
 				got := energies[i] - energies[2]
 				if math.Abs(got-want) > 0.35 {
-					t.Errorf("E(%g) − E(0) = %.3f, want x²/2 = %.3f ± 0.35", x, got, want)
+					t.Errorf("E(%g) − E(0) = %.3f, want x²/(2(1 + %g)) = %.3f ± 0.35", x, got, cfg.DSMVariance, want)
 				}
 			}
 		})

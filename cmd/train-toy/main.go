@@ -44,7 +44,7 @@ type options struct {
 	steps, batch, evalEvery, evalN, grid, samples   int
 	seed                                            int64
 	lr, ema, extent                                 float64
-	edT, edW, cdEps, cdReg, sampleEps               float64
+	edT, edW, cdEps, cdReg, sampleEps, dsmT         float64
 	edM, cdSteps, sampleSteps                       int
 }
 
@@ -80,7 +80,7 @@ func parseOnly(args []string) (options, *flag.FlagSet, error) {
 	def := density.DefaultConfig("ed")
 	fs := flag.NewFlagSet("train-toy", flag.ContinueOnError)
 	fs.StringVar(&o.data, "data", "25gaussians", "2-D data set: "+strings.Join(toy2d.Names(), ", "))
-	fs.StringVar(&o.methods, "methods", "ed,sm,cd", "comma-separated training methods: ed, sm, cd")
+	fs.StringVar(&o.methods, "methods", "ed,sm,cd", "comma-separated training methods: ed, sm, cd, dsm")
 	fs.StringVar(&o.out, "out", "out/toy", "output directory (a folder per data set and method is made in it)")
 	fs.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
 	fs.IntVar(&o.steps, "steps", 50000, "training steps")
@@ -92,6 +92,7 @@ func parseOnly(args []string) (options, *flag.FlagSet, error) {
 	fs.StringVar(&o.activation, "activation", def.MLP.Activation, "activation of the energy MLP")
 	fs.StringVar(&o.init, "init", nets.InitPyTorch, fmt.Sprintf("initialisation of the energy MLP's dense layers %v: PyTorch's nn.Linear default, as the authors' code, or Xavier-normal weights with zero biases", nets.MLPInits))
 	fs.Float64Var(&o.edT, "ed-t", def.ED.T, "ED: perturbation variance t")
+	fs.Float64Var(&o.dsmT, "dsm-t", losses.DefaultToyED.T, "denoising score matching: noise variance t")
 	fs.IntVar(&o.edM, "ed-m", def.ED.M, "ED: negative samples M per data point")
 	fs.Float64Var(&o.edW, "ed-w", def.ED.W, "ED: stabiliser w (0 disables it)")
 	fs.IntVar(&o.cdSteps, "cd-steps", def.CD.Langevin.Steps, "CD: Langevin steps from the data")
@@ -173,6 +174,9 @@ func (o options) configs() ([]density.Config, error) {
 			cfg.MLP.Init = o.init
 		}
 		cfg.ED = losses.EDConfig{T: o.edT, M: o.edM, W: o.edW}
+		if cfg.Method == "dsm" {
+			cfg.DSMVariance = o.dsmT
+		}
 		cfg.CD = losses.CDConfig{Langevin: losses.LangevinConfig{StepSize: math.Sqrt(o.cdEps), Steps: o.cdSteps}, Reg: o.cdReg}
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("method %s: %w", cfg.Method, err)
