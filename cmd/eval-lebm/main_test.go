@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"image/png"
 	"math"
 	"os"
@@ -411,15 +410,7 @@ func heldOutAmongScored(t *testing.T, heldOut, n int) int {
 // report's for that checkpoint.
 func checkAnomalyScores(t *testing.T, dir string, s *eval.Report) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, eval.AnomalyScoresFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	records, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	records := testutil.ReadCSV(t, filepath.Join(dir, eval.AnomalyScoresFile))
 	if len(records) != s.AnomalyImages+1 || len(records[0]) != 2+len(s.AnomalyAUPRCs) {
 		t.Fatalf("%s: %d rows of %d columns, want a header and %d rows of %d", eval.AnomalyScoresFile, len(records), len(records[0]), s.AnomalyImages, 2+len(s.AnomalyAUPRCs))
 	}
@@ -436,6 +427,7 @@ func checkAnomalyScores(t *testing.T, dir string, s *eval.Report) {
 	for c, want := range s.AnomalyAUPRCs {
 		scores := make([]float64, s.AnomalyImages)
 		for i, r := range records[1:] {
+			var err error
 			if scores[i], err = strconv.ParseFloat(r[2+c], 64); err != nil {
 				t.Fatal(err)
 			}

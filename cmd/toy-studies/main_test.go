@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,15 +19,7 @@ func TestDSMStudyWritesOneRowPerT(t *testing.T) {
 	if err := dsmStudy(testutil.Backend(), out, 1, "25gaussians", "0.1,1", 512, 2); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(out, "dsm.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, filepath.Join(out, "dsm.csv"))
 	if len(rows) != 3 || strings.Join(rows[0], ",") != "t,ed_mse,dsm_mse" || rows[1][0] != "0.1" || rows[2][0] != "1" {
 		t.Fatalf("dsm.csv = %v, want a header and rows for t = 0.1 and 1", rows)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -26,15 +25,7 @@ func TestTrainsBothMethodsAndWritesTheOutputs(t *testing.T) {
 	if err := run(quick(out)); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(out, "rmse.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := testutil.ReadCSV(t, filepath.Join(out, "rmse.csv"))
 	if len(rows) != 1+2*3 || !strings.HasPrefix(rows[0][0], "method (ed=0,cd=1)") {
 		t.Fatalf("rmse.csv: %v, want a header naming the methods and 3 rows per method", rows)
 	}

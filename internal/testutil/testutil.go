@@ -5,6 +5,7 @@
 package testutil
 
 import (
+	"encoding/csv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -209,4 +210,20 @@ func RequireFashionMNIST(t testing.TB) {
 	if err := mnist.CheckFashionInstalled(); err != nil {
 		t.Skipf("%v: apt-get install dataset-fashion-mnist (./scripts/test.sh installs it)", err)
 	}
+}
+
+// ReadCSV returns every record of the CSV file at path, header included,
+// or fails the test.
+func ReadCSV(t testing.TB, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return records
 }
