@@ -1,5 +1,5 @@
-// Command toy-studies runs the paper's two one-dimensional studies of energy
-// discrepancy and writes their curves as CSV and PNG:
+// Command toy-studies runs the paper's studies of energy discrepancy on
+// toy data and writes their curves and pictures as CSV and PNG:
 //
 //   - mixture: losses as functions of the mixture weight ρ for data
 //     0.2·N(−5,1) + 0.8·N(5,1) — ED for several t (M 32, w 1), the negative
@@ -11,11 +11,17 @@
 //
 //   - dsm: the paper's "Comparison with Denoising Score Matching" — ED
 //     (M 4, w 1) and DSM trained on a 2-D toy set for each noise scale t,
-//     and the log-density MSE of each against the exact density.
+//     and the log-density MSE of each against the exact density;
+//
+//   - tm and wm: the paper's "Effect of t, M, and w" — ED's density on a
+//     2-D toy set for each t × M (w 1) or w × M (t 1), with each cell's
+//     log-density MSE and the step at which a run diverged.
 //
 //     go run ./cmd/toy-studies -study mixture
 //     go run ./cmd/toy-studies -study w
 //     go run ./cmd/toy-studies -study dsm
+//     go run ./cmd/toy-studies -study tm
+//     go run ./cmd/toy-studies -study wm
 package main
 
 import (
@@ -58,6 +64,11 @@ func main() {
 	dsmTs := flag.String("dsm-t", "0.01,0.03,0.1,0.3,1,3", "dsm study: noise scales t (ED's perturbation and DSM's noise variance)")
 	dsmPoints := flag.Int("dsm-points", 20000, "dsm study: training points")
 	dsmEpochs := flag.Int("dsm-epochs", 130, "dsm study: epochs per run (batches of 128; 130 epochs of 20,000 points ≈ 20,000 steps: ED on 25gaussians needs ≈ 10,000 to settle)")
+	gridData := flag.String("grid-data", "25gaussians", "tm and wm studies: toy set with an exact density")
+	gridValues := flag.String("grid-values", "", "tm study: values of t (default 0.0025,0.25,1,4); wm study: values of w (default 0,0.25,1)")
+	gridMs := flag.String("grid-m", "1,4,32,128", "tm and wm studies: values of M")
+	gridPoints := flag.Int("grid-points", 20000, "tm and wm studies: training points")
+	gridEpochs := flag.Int("grid-epochs", 65, "tm and wm studies: epochs per cell (batches of 128; 65 of 20,000 points ≈ 10,000 steps)")
 	flag.Parse()
 
 	b, err := backend.OpenForCommand(*backendFlag)
@@ -75,8 +86,14 @@ func main() {
 		err = wStudy(b, *out, *seed, *ws, *epochs, *wLR)
 	case "dsm":
 		err = dsmStudy(b, *out, *seed, *dsmData, *dsmTs, *dsmPoints, *dsmEpochs)
+	case "tm", "wm":
+		values := *gridValues
+		if values == "" {
+			values = map[string]string{"tm": "0.0025,0.25,1,4", "wm": "0,0.25,1"}[*study]
+		}
+		err = gridStudy(b, *out, *seed, *study, *gridData, values, *gridMs, *gridPoints, *gridEpochs)
 	default:
-		err = fmt.Errorf("flag -study %q: want mixture, w or dsm", *study)
+		err = fmt.Errorf("flag -study %q: want mixture, w, dsm, tm or wm", *study)
 	}
 	if err != nil {
 		log.Fatalf("toy-studies: %v", err)
@@ -274,6 +291,67 @@ func wStudy(b backends.Backend, out string, seed uint64, wsFlag string, epochs i
 	})
 }
 
+// toyBench is the data of the 2-D studies: training points of a toy set
+// with an exact density, and the points the log-density MSE is measured on.
+type toyBench struct {
+	b                backends.Backend
+	name             string
+	seed             uint64
+	epochs           int
+	train, eval      []float32 // eval: importance-sampling points, then test points
+	logpIS, logpTest []float64
+	grid             density.Grid
+	gridPoints       []float32
+}
+
+// studyBatch and studyEvalN are the 2-D studies' batch size and number of
+// importance-sampling and of test points.
+const studyBatch, studyEvalN = 128, 5000
+
+func newToyBench(b backends.Backend, data string, seed uint64, points, epochs int) (*toyBench, error) {
+	set, err := toy2d.New(data)
+	if err != nil {
+		return nil, err
+	}
+	if _, exact := set.LogDensity(0, 0); !exact {
+		return nil, fmt.Errorf("%s has no exact density to compare with", data)
+	}
+	if points < studyBatch {
+		return nil, fmt.Errorf("%d training points: want at least one batch of %d", points, studyBatch)
+	}
+	rng := rand.New(rand.NewPCG(seed, 3))
+	tb := &toyBench{b: b, name: data, seed: seed, epochs: epochs, train: set.Sample(rng, points)}
+	isPoints, testPoints := set.Sample(rng, studyEvalN), set.Sample(rng, studyEvalN)
+	logp := func(pts []float32) []float64 {
+		out := make([]float64, len(pts)/2)
+		for i := range out {
+			out[i], _ = set.LogDensity(float64(pts[2*i]), float64(pts[2*i+1]))
+		}
+		return out
+	}
+	tb.logpIS, tb.logpTest = logp(isPoints), logp(testPoints)
+	tb.eval = append(append([]float32{}, isPoints...), testPoints...)
+	// train-toy's default picture extent, [−4.5, 4.5]², holds every toy set.
+	tb.grid = density.Grid{Extent: [4]float64{-4.5, 4.5, -4.5, 4.5}, Size: 48}
+	tb.gridPoints = tb.grid.Points()
+	return tb, nil
+}
+
+// run trains cfg and returns its log-density MSE and its energies on the
+// grid, or NaN, nil and the step whose loss was not finite.
+func (tb *toyBench) run(cfg density.Config) (mse float64, gridEnergies []float64, divergedAt int, err error) {
+	history, energies, err := density.TrainOnPoints(tb.b, cfg, int64(tb.seed), tb.train, 2, studyBatch, tb.epochs, append(tb.eval, tb.gridPoints...))
+	if errors.Is(err, density.ErrNonFinite) {
+		return math.NaN(), nil, len(history), nil
+	}
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	n := 2 * studyEvalN
+	mse = density.LogDensityMSEFromEnergies(energies[:studyEvalN], tb.logpIS, energies[studyEvalN:n], tb.logpTest)
+	return mse, energies[n:], 0, nil
+}
+
 // dsmStudy trains ED (t, M 4, w 1) and denoising score matching (noise
 // variance t) on points of the toy set data for every t of tsFlag, and
 // writes each run's log-density MSE against the exact density (dsm.csv,
@@ -283,29 +361,10 @@ func dsmStudy(b backends.Backend, out string, seed uint64, data, tsFlag string, 
 	if err != nil {
 		return err
 	}
-	set, err := toy2d.New(data)
+	tb, err := newToyBench(b, data, seed, points, epochs)
 	if err != nil {
-		return fmt.Errorf("flag -dsm-data: %w", err)
+		return fmt.Errorf("flags -dsm-data %s, -dsm-points %d: %w", data, points, err)
 	}
-	if _, exact := set.LogDensity(0, 0); !exact {
-		return fmt.Errorf("flag -dsm-data %s: no exact density to compare with", data)
-	}
-	const batch, evalN = 128, 5000
-	if points < batch {
-		return fmt.Errorf("flag -dsm-points %d: want at least one batch of %d", points, batch)
-	}
-	rng := rand.New(rand.NewPCG(seed, 3))
-	train := set.Sample(rng, points)
-	isPoints, testPoints := set.Sample(rng, evalN), set.Sample(rng, evalN)
-	logp := func(pts []float32) []float64 {
-		out := make([]float64, len(pts)/2)
-		for i := range out {
-			out[i], _ = set.LogDensity(float64(pts[2*i]), float64(pts[2*i+1]))
-		}
-		return out
-	}
-	logpIS, logpTest := logp(isPoints), logp(testPoints)
-	eval := append(append([]float32{}, isPoints...), testPoints...)
 	methods := []string{"ed", "dsm"}
 	series := make([]plots.Series, len(methods))
 	var rows [][]float64
@@ -313,21 +372,15 @@ func dsmStudy(b backends.Backend, out string, seed uint64, data, tsFlag string, 
 		row := []float64{t}
 		for i, method := range methods {
 			cfg := density.DefaultConfig(method)
-			cfg.ED.T, cfg.DSMVariance = t, t
-			if method != "dsm" {
-				cfg.DSMVariance = 0
+			cfg.ED.T = t
+			if method == "dsm" {
+				cfg.DSMVariance = t
 			}
-			_, energies, err := density.TrainOnPoints(b, cfg, int64(seed), train, 2, batch, epochs, eval)
-			mse := math.NaN()
-			switch {
-			case errors.Is(err, density.ErrNonFinite):
-				fmt.Printf("%s, t = %g: %v\n", method, t, err)
-			case err != nil:
+			mse, _, divergedAt, err := tb.run(cfg)
+			if err != nil {
 				return err
-			default:
-				mse = density.LogDensityMSEFromEnergies(energies[:evalN], logpIS, energies[evalN:], logpTest)
 			}
-			fmt.Printf("%s, t = %g: log-density MSE %.4f\n", method, t, mse)
+			fmt.Printf("%s, t = %g: log-density MSE %.4f%s\n", method, t, mse, divergence(divergedAt))
 			row = append(row, mse)
 			series[i].Name = method
 			series[i].X, series[i].Y = append(series[i].X, t), append(series[i].Y, mse)
@@ -341,6 +394,104 @@ func dsmStudy(b backends.Backend, out string, seed uint64, data, tsFlag string, 
 		Title:  fmt.Sprintf("%s: log-density MSE against the noise scale t (%d epochs of %d points)", data, epochs, points),
 		XLabel: "t", YLabel: "log-density MSE", LogY: true, Series: series,
 	})
+}
+
+// divergence describes a run that stopped at a non-finite loss.
+func divergence(step int) string {
+	if step == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (diverged: loss not finite at step %d)", step)
+}
+
+// gridStudy is the paper's "Effect of t, M, and w": ED trained on the toy
+// set data for every pair of rowValues (t with w 1 for kind "tm", w with
+// t 1 for "wm") and M of msFlag. It writes grid_KIND.csv (the log-density
+// MSE of each cell, and the step at which a run diverged, 0 if none) and
+// grid_KIND.png (each cell's density exp(−E), scaled to its maximum, rows
+// by the first setting, columns by M; grey cells diverged).
+func gridStudy(b backends.Backend, out string, seed uint64, kind, data, rowsFlag, msFlag string, points, epochs int) error {
+	rowValues, err := parseFloats("-grid-values", rowsFlag)
+	if err != nil {
+		return err
+	}
+	mValues, err := parseFloats("-grid-m", msFlag)
+	if err != nil {
+		return err
+	}
+	if kind != "tm" && kind != "wm" {
+		return fmt.Errorf("grid kind %q: want tm or wm", kind)
+	}
+	tb, err := newToyBench(b, data, seed, points, epochs)
+	if err != nil {
+		return fmt.Errorf("flags -grid-data %s, -grid-points %d: %w", data, points, err)
+	}
+	size := tb.grid.Size
+	cols := len(mValues)*(size+1) - 1
+	picture := make([]float64, 0, len(rowValues)*(size+1)*cols)
+	var rows [][]float64
+	for ri, v := range rowValues {
+		cells := make([][]float64, len(mValues))
+		for ci, m := range mValues {
+			cfg := density.DefaultConfig("ed")
+			cfg.ED = losses.EDConfig{T: 1, M: int(m), W: 1}
+			if kind == "tm" {
+				cfg.ED.T = v
+			} else {
+				cfg.ED.W = v
+			}
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("flags -grid-values, -grid-m: %w", err)
+			}
+			mse, energies, divergedAt, err := tb.run(cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("t %g, M %d, w %g: log-density MSE %.4f%s\n", cfg.ED.T, cfg.ED.M, cfg.ED.W, mse, divergence(divergedAt))
+			rows = append(rows, []float64{v, m, mse, float64(divergedAt)})
+			cells[ci] = scaledDensity(energies, size)
+		}
+		// One band of cells (row 0 of the picture at the bottom), then a
+		// separating row except after the last band.
+		for r := range size {
+			for ci, cell := range cells {
+				picture = append(picture, cell[r*size:(r+1)*size]...)
+				if ci < len(cells)-1 {
+					picture = append(picture, math.NaN())
+				}
+			}
+		}
+		if ri < len(rowValues)-1 {
+			for range cols {
+				picture = append(picture, math.NaN())
+			}
+		}
+	}
+	first := map[string]string{"tm": "t", "wm": "w"}[kind]
+	if err := plots.WriteCSV(filepath.Join(out, "grid_"+kind+".csv"), []string{first, "M", "mse", "diverged_at_step"}, rows); err != nil {
+		return err
+	}
+	return plots.WriteHeatmap(filepath.Join(out, "grid_"+kind+".png"), picture, len(picture)/cols, cols, plots.HeatmapOptions{Scale: 2, Min: 0, Max: 1, RowZeroAtTop: false})
+}
+
+// scaledDensity is exp(−E) over a size×size grid scaled to maximum 1, or
+// NaN everywhere (drawn grey) for a diverged run.
+func scaledDensity(energies []float64, size int) []float64 {
+	out := make([]float64, size*size)
+	if energies == nil {
+		for i := range out {
+			out[i] = math.NaN()
+		}
+		return out
+	}
+	lowest := math.Inf(1)
+	for _, e := range energies {
+		lowest = math.Min(lowest, e)
+	}
+	for i, e := range energies {
+		out[i] = math.Exp(lowest - e)
+	}
+	return out
 }
 
 func parseFloats(flagName, s string) ([]float64, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -46,5 +47,41 @@ func TestDSMStudyWritesOneRowPerT(t *testing.T) {
 		if err := dsmStudy(testutil.Backend(), t.TempDir(), 1, c.data, c.ts, c.points, 1); err == nil || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("dsmStudy(%s, %s, %d): error %v, want one naming %s", c.data, c.ts, c.points, err, c.mention)
 		}
+	}
+}
+
+// A 2×2 grid: one row per t, one column per M in the table, and a
+// picture of two bands of two 48×48 cells with grey separators (2 pixels
+// a cell); w = 0 with M = 1, the paper's unstable corner, is recorded
+// either way (diverged or not) without failing the study.
+func TestGridStudyWritesEveryCell(t *testing.T) {
+	out := t.TempDir()
+	if err := gridStudy(testutil.Backend(), out, 1, "wm", "25gaussians", "0,1", "1,4", 256, 1); err != nil {
+		t.Fatal(err)
+	}
+	rows := testutil.ReadCSV(t, filepath.Join(out, "grid_wm.csv"))
+	if len(rows) != 5 || strings.Join(rows[0], ",") != "w,M,mse,diverged_at_step" {
+		t.Fatalf("grid_wm.csv = %v, want a header and 4 cells", rows)
+	}
+	want := [][2]string{{"0", "1"}, {"0", "4"}, {"1", "1"}, {"1", "4"}}
+	for i, r := range rows[1:] {
+		if r[0] != want[i][0] || r[1] != want[i][1] {
+			t.Errorf("row %d = %v, want w %s, M %s", i+1, r, want[i][0], want[i][1])
+		}
+	}
+	f, err := os.Open(filepath.Join(out, "grid_wm.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if side := 2 * (2*48 + 1); cfg.Width != side || cfg.Height != side {
+		t.Errorf("grid_wm.png is %d×%d, want %d×%d", cfg.Width, cfg.Height, side, side)
+	}
+	if err := gridStudy(testutil.Backend(), t.TempDir(), 1, "wm", "25gaussians", "1", "0", 256, 1); err == nil || !strings.Contains(err.Error(), "M = 0") {
+		t.Errorf("M = 0: error %v, want one naming M", err)
 	}
 }
