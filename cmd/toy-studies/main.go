@@ -408,8 +408,10 @@ func divergence(step int) string {
 // set data for every pair of rowValues (t with w 1 for kind "tm", w with
 // t 1 for "wm") and M of msFlag. It writes grid_KIND.csv (the log-density
 // MSE of each cell, and the step at which a run diverged, 0 if none) and
-// grid_KIND.png (each cell's density exp(−E), scaled to its maximum, rows
-// by the first setting, columns by M; grey cells diverged).
+// grid_KIND.png (each cell's density exp(−E), scaled to its maximum; one
+// band of cells per value of the first setting, increasing upwards like
+// a plot's y axis, so the first value is the bottom band; columns by M,
+// increasing to the right; grey cells diverged).
 func gridStudy(b backends.Backend, out string, seed uint64, kind, data, rowsFlag, msFlag string, points, epochs int) error {
 	rowValues, err := parseFloats("-grid-values", rowsFlag)
 	if err != nil {
