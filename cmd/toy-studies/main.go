@@ -33,6 +33,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -330,17 +331,16 @@ func newToyBench(b backends.Backend, data string, seed uint64, points, epochs in
 		return out
 	}
 	tb.logpIS, tb.logpTest = logp(isPoints), logp(testPoints)
-	tb.eval = append(append([]float32{}, isPoints...), testPoints...)
 	// train-toy's default picture extent, [−4.5, 4.5]², holds every toy set.
 	tb.grid = density.Grid{Extent: [4]float64{-4.5, 4.5, -4.5, 4.5}, Size: 48}
-	tb.gridPoints = tb.grid.Points()
+	tb.eval = slices.Concat(isPoints, testPoints, tb.grid.Points())
 	return tb, nil
 }
 
 // run trains cfg and returns its log-density MSE and its energies on the
 // grid, or NaN, nil and the step whose loss was not finite.
 func (tb *toyBench) run(cfg density.Config) (mse float64, gridEnergies []float64, divergedAt int, err error) {
-	history, energies, err := density.TrainOnPoints(tb.b, cfg, int64(tb.seed), tb.train, 2, studyBatch, tb.epochs, append(tb.eval, tb.gridPoints...))
+	history, energies, err := density.TrainOnPoints(tb.b, cfg, int64(tb.seed), tb.train, 2, studyBatch, tb.epochs, tb.eval)
 	if errors.Is(err, density.ErrNonFinite) {
 		return math.NaN(), nil, len(history), nil
 	}
