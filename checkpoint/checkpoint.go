@@ -14,8 +14,10 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/context/checkpoints"
+	"github.com/gomlx/gomlx/pkg/ml/train/metrics"
 
 	"github.com/edlebm/edlebm/atomicfile"
+	"github.com/edlebm/edlebm/internal/scopes"
 )
 
 // Checkpoint layout: dir/step-NNNNNNNNN/ holds one complete GoMLX checkpoint
@@ -56,7 +58,7 @@ func SaveKeeping(ctx *context.Context, dir string, step int64, keep int) error {
 		return fmt.Errorf("checkpoint: saving: %w", err)
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed
-	h, err := checkpoints.Build(ctx).Dir(tmp).Done()
+	h, err := checkpoints.Build(ctx).Dir(tmp).ExcludeVars(displayVariables(ctx)...).Done()
 	if err != nil {
 		return fmt.Errorf("checkpoint: saving to %s: %w", tmp, err)
 	}
@@ -84,6 +86,20 @@ func SaveKeeping(ctx *context.Context, dir string, step int64, keep int) error {
 		return err
 	}
 	return prune(dir, name, keep)
+}
+
+// displayVariables are the variables of ctx under GoMLX's metrics scope:
+// the moving averages GoMLX's trainer keeps for its progress bar. They are
+// not saved: GoMLX names their scopes afresh in every process, so a
+// resumed run would never read them, and each resume would add a set.
+func displayVariables(ctx *context.Context) []*context.Variable {
+	var vars []*context.Variable
+	for v := range ctx.IterVariables() {
+		if scopes.Within(v.Scope(), context.RootScope+metrics.Scope) {
+			vars = append(vars, v)
+		}
+	}
+	return vars
 }
 
 // Load reads the checkpoint dir/LATEST names into ctx: variables (created

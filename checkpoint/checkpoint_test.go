@@ -47,6 +47,33 @@ func TestSaveLoadRoundTripAndLayout(t *testing.T) {
 	}
 }
 
+// GoMLX's trainer keeps its progress bar's moving averages under
+// "/metrics", in scopes named afresh per process: a checkpoint leaves them
+// out (and a "/metricsx" scope, which is not under "/metrics", in; GoMLX
+// adds its global step).
+func TestSaveLeavesOutTheTrainersMovingAverages(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	ctx := context.New()
+	ctx.In("model").VariableWithValue("w", []float32{1})
+	ctx.In("metricsx").VariableWithValue("kept", []float32{2})
+	ctx.In("metrics").In("Moving Average Loss_uuid_1234").VariableWithValue("mean", []float32{3})
+	if err := Save(ctx, dir, 1); err != nil {
+		t.Fatal(err)
+	}
+	loaded := context.New()
+	if err := Load(loaded, dir); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for v := range loaded.IterVariables() {
+		names = append(names, v.ScopeAndName())
+	}
+	slices.Sort(names)
+	if want := []string{"/global_step", "/metricsx/kept", "/model/w"}; !slices.Equal(names, want) {
+		t.Errorf("loaded variables %v, want %v", names, want)
+	}
+}
+
 func TestSaveRefusesForeignFiles(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "thesis.tex"), nil, 0o644)

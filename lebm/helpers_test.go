@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train/metrics"
 
 	"github.com/edlebm/edlebm/internal/scopes"
 )
@@ -71,13 +72,21 @@ func runGraph(t testing.TB, ctx *context.Context, fn any, inputs ...*tensors.Ten
 	return testutil.ExecTensors(t, exec, inputs...)
 }
 
+// isModelState tells whether v is the model's state, not one of the
+// moving averages GoMLX's trainer keeps for display under "/metrics" (in
+// scopes named per process: lebm drops them when loading).
+func isModelState(v *context.Variable) bool {
+	return !scopes.Within(v.Scope(), "/"+metrics.Scope)
+}
+
 // variableValues returns the flat float64 values of the variables of ctx
-// under scope (e.g. "/generator"), by scope-qualified name.
+// under scope (e.g. "/generator") that are model state (isModelState), by
+// scope-qualified name.
 func variableValues(t testing.TB, ctx *context.Context, scope string) map[string][]float64 {
 	t.Helper()
 	values := map[string][]float64{}
 	for v := range ctx.IterVariables() {
-		if !scopes.Within(v.Scope(), scope) {
+		if !scopes.Within(v.Scope(), scope) || !isModelState(v) {
 			continue
 		}
 		value, err := v.Value()

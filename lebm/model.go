@@ -2,13 +2,13 @@ package lebm
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 )
 
@@ -27,7 +27,10 @@ type Model struct {
 	ctx     *context.Context
 	cfg     Config
 
-	train *context.Exec
+	trainer *train.Trainer
+	// metricAt maps a metric index (MetricGeneratorLoss, ..., -1 for the
+	// failed checks) to its position in the trainer's outputs.
+	metricAt map[int]int
 	samplers
 	// trainGraphs counts the training-step graphs built, for tests.
 	trainGraphs int
@@ -83,13 +86,8 @@ func NewFromContext(backend backends.Backend, ctx *context.Context) (*Model, err
 		return nil, err
 	}
 	m := &Model{backend: backend, ctx: ctx, cfg: cfg}
-	m.train, err = context.NewExec(backend, ctx, func(ctx *context.Context, x *Node) []*Node {
-		m.trainGraphs++
-		metrics, finite := TrainStepGraph(ctx, cfg, x)
-		return []*Node{metrics, finite}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("lebm: creating executor: %w", err)
+	if err := m.newTrainer(); err != nil {
+		return nil, err
 	}
 	if err := m.newSamplers(); err != nil {
 		return nil, err
@@ -133,46 +131,26 @@ func (m *Model) GlobalStep() (step int64, err error) {
 // an energy, the posterior samples or an updated variable is NaN or ±Inf,
 // it returns an error naming the step and the quantity, and the model keeps
 // its previous variables.
-func (m *Model) TrainStep(x *tensors.Tensor) (StepMetrics, error) {
+//
+// It runs the step of Trainer, which GoMLX's train.Loop runs too.
+func (m *Model) TrainStep(x *tensors.Tensor) (metrics StepMetrics, err error) {
 	step, err := m.GlobalStep()
 	if err != nil {
 		return StepMetrics{}, err
 	}
-	step++
-	what := fmt.Sprintf("training step %d", step)
+	what := fmt.Sprintf("training step %d", step+1)
 	if err := m.checkImages(what, x); err != nil {
 		return StepMetrics{}, err
 	}
-	outs, err := m.exec(what, m.train, x)
+	outs, err := func() (outs []*tensors.Tensor, err error) {
+		defer recoverError(&err, what)
+		return m.trainer.TrainStep(nil, []*tensors.Tensor{x}, nil)
+	}()
 	if err != nil {
-		return StepMetrics{}, err
+		return StepMetrics{}, fmt.Errorf("lebm: %s: %w", what, err)
 	}
 	defer finalize(outs)
-	values, err := tensors.CopyFlatData[float64](outs[0])
-	if err != nil {
-		return StepMetrics{}, fmt.Errorf("lebm: %s: reading metrics: %w", what, err)
-	}
-	finite, err := tensors.CopyFlatData[bool](outs[1])
-	if err != nil {
-		return StepMetrics{}, fmt.Errorf("lebm: %s: reading finiteness checks: %w", what, err)
-	}
-	metrics := StepMetrics{
-		Step:              step,
-		GeneratorLoss:     values[MetricGeneratorLoss],
-		PriorLoss:         values[MetricPriorLoss],
-		PosteriorEnergy:   values[MetricPosteriorEnergy],
-		PriorSampled:      m.cfg.Method == MethodCD,
-		ReconstructionMSE: values[MetricReconstructionMSE],
-		Finite:            !slices.Contains(finite, false),
-	}
-	if metrics.PriorSampled {
-		metrics.PriorEnergy = values[MetricPriorEnergy]
-	}
-	if i := slices.Index(finite, false); i >= 0 {
-		return metrics, fmt.Errorf("lebm: %s diverged: %s contains NaN or Inf (generator loss %g, prior loss %g); the update was discarded",
-			what, Checks[i], metrics.GeneratorLoss, metrics.PriorLoss)
-	}
-	return metrics, nil
+	return m.ReadStepMetrics(outs)
 }
 
 // Seed restarts the model's random stream (Langevin noise, initial
@@ -186,6 +164,28 @@ func (m *Model) Seed(seed int64) (err error) {
 		return fmt.Errorf("lebm: seeding the random number generator with %d: %w", seed, err)
 	}
 	return nil
+}
+
+// Aside runs fn — pictures, an evaluation — and then puts the model's
+// random stream back where it was, so that fn's draws leave the training
+// steps' draws unchanged: a run's steps do not depend on when it drew
+// pictures, and a run resumed from a checkpoint repeats the steps of one
+// that was never stopped, whatever each drew in between.
+func (m *Model) Aside(fn func() error) (err error) {
+	v := m.ctx.GetVariableByScopeAndName(context.RootScope, context.RNGStateVariableName)
+	if v == nil || !v.HasValue() {
+		return fn() // no stream yet: fn starts one, as training would
+	}
+	state, err := v.MustValue().LocalClone()
+	if err != nil {
+		return fmt.Errorf("lebm: saving the random stream: %w", err)
+	}
+	defer func() {
+		if restoreErr := v.SetValue(state); restoreErr != nil && err == nil {
+			err = fmt.Errorf("lebm: restoring the random stream: %w", restoreErr)
+		}
+	}()
+	return fn()
 }
 
 // EndEpoch counts one more completed epoch, which multiplies both learning

@@ -260,12 +260,45 @@ func TestResumeEqualsUninterruptedTraining(t *testing.T) {
 	}
 }
 
+// Draws made in Aside (pictures between steps) leave the training steps
+// as they would have been without them; the same draws made outside Aside
+// change the next step, which shows they draw from the training stream.
+func TestAsideLeavesTheTrainingStreamAlone(t *testing.T) {
+	cfg := tinyConfig(t)
+	x := imagesTensor(cfg, structuredImages())
+	twoSteps := func(between func(m *Model) error) StepMetrics {
+		m := newModel(t, cfg)
+		trainStep(t, m, x)
+		if err := between(m); err != nil {
+			t.Fatal(err)
+		}
+		return trainStep(t, m, x)
+	}
+	generate := func(m *Model) error {
+		samples, err := m.Generate(2)
+		if err == nil {
+			samples.FinalizeAll()
+		}
+		return err
+	}
+	plain := twoSteps(func(*Model) error { return nil })
+	if aside := twoSteps(func(m *Model) error { return m.Aside(func() error { return generate(m) }) }); aside != plain {
+		t.Errorf("second step after drawing samples aside: %+v, without drawing %+v", aside, plain)
+	}
+	if drawn := twoSteps(generate); drawn == plain {
+		t.Error("drawing samples outside Aside did not change the next step: the test cannot tell Aside works")
+	}
+}
+
 // allVariables is every variable of m's context, printed exactly, by
 // scope-qualified name.
 func allVariables(t *testing.T, m *Model) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for v := range m.Context().IterVariables() {
+		if !isModelState(v) {
+			continue
+		}
 		value, err := v.Value()
 		if err != nil {
 			t.Fatal(err)

@@ -49,7 +49,10 @@ type splitAdam struct {
 // gradient of its own model's loss.
 //
 // Each UpdateGraph increments the global step (optimizers.GetGlobalStepVar)
-// once.
+// once. It discards the whole update — variables, moments, global step;
+// not the random stream — when the loss or an updated variable is NaN or
+// ±Inf, or a check of the model function failed (StepModelFn), so that a
+// diverging step leaves the model as it was.
 func NewOptimizer(cfg Config) optimizers.Interface {
 	mustValid(cfg)
 	return &splitAdam{cfg: cfg, parts: []adamPart{
@@ -64,6 +67,7 @@ func (o *splitAdam) UpdateGraph(ctx *context.Context, g *Graph, loss *Node) {
 		o.updatePart(ctx, g, loss, part)
 	}
 	optimizers.IncrementGlobalStepGraph(ctx, g, dtypes.Int64)
+	guardStep(ctx, g, loss)
 }
 
 // updatePart builds the Adam update of the variables under part.scope.

@@ -7,6 +7,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train"
 )
 
 // StepLosses holds the graph values of one training step.
@@ -92,7 +93,8 @@ func PriorLoss(ctx *context.Context, cfg Config, x, zPost *Node) (loss, priorEne
 	}
 }
 
-// Metric indices of the vector TrainStepGraph returns.
+// Metric indices: the order of the scalar predictions of StepModelFn and
+// of the vector TrainStepGraph returns.
 const (
 	MetricGeneratorLoss = iota
 	MetricPriorLoss
@@ -103,8 +105,9 @@ const (
 	NumMetrics
 )
 
-// Checks lists, in order, the quantities TrainStepGraph checks for
-// NaN and ±Inf; its second output has one flag per entry.
+// Checks lists, in order, the quantities a training step checks for NaN
+// and ±Inf: bit i of its failed-checks mask (see FailedChecks) is set when
+// Checks[i] is not finite.
 var Checks = []string{
 	"input batch x",
 	"posterior samples z_post",
@@ -115,38 +118,94 @@ var Checks = []string{
 	"updated model and optimizer variables",
 }
 
-// TrainStepGraph builds one complete training step on the images x: the
-// losses (see Losses), both Adam updates (NewOptimizer) and the increment of
-// the global step. It returns
+// checkUpdates is the index in Checks of the updated variables' check,
+// which the optimizer makes (the others are the model function's).
+const checkUpdates = 6
+
+// Graph parameters through which the model function and the optimizer of
+// one training graph share its checks.
+const (
+	checksOKParam      = "lebm_step_checks_ok"
+	updatesFailedParam = "lebm_step_updates_failed"
+)
+
+// StepModelFn returns the model function of a training step for GoMLX's
+// train.Trainer (as Model.Trainer uses it): on the images inputs[0] it
+// builds the losses (see Losses), registers their sum with train.AddLoss
+// for the optimizer (NewOptimizer), and returns NumMetrics float64
+// scalars, indexed by MetricGeneratorLoss, ... (MetricPriorEnergy is 0 for
+// methods without prior samples), followed by an int32 scalar: the mask of
+// the checks of Checks that failed before the update.
+func StepModelFn(cfg Config) func(ctx *context.Context, spec any, inputs []*Node) []*Node {
+	mustValid(cfg)
+	return func(ctx *context.Context, _ any, inputs []*Node) []*Node {
+		x := inputs[0]
+		l := Losses(ctx, cfg, x)
+		g := x.Graph()
+		priorEnergy := l.PriorEnergy
+		if priorEnergy == nil {
+			priorEnergy = ZerosLike(l.PosteriorEnergy)
+		}
+		checks := []*Node{x, l.PosteriorSamples, l.Generator, l.Prior, l.PosteriorEnergy, priorEnergy}
+		flags := make([]*Node, len(checks))
+		failed := Scalar(g, dtypes.Int32, 0)
+		for i, c := range checks {
+			flags[i] = allFinite(c)
+			failed = BitwiseOr(failed, Where(flags[i], Scalar(g, dtypes.Int32, 0), Scalar(g, dtypes.Int32, 1<<i)))
+		}
+		ctx.InAbsPath(context.RootScope).SetGraphParam(g, checksOKParam, LogicalAll(Stack(flags, 0)))
+		train.AddLoss(ctx, Add(l.Generator, l.Prior))
+		out := []*Node{l.Generator, l.Prior, l.PosteriorEnergy, priorEnergy, l.ReconstructionMSE}
+		for i, v := range out {
+			out[i] = ConvertDType(StopGradient(v), dtypes.Float64)
+		}
+		return append(out, failed)
+	}
+}
+
+// FailedChecks returns the int32 mask of the checks of Checks that failed
+// in a training step's graph: predictions are StepModelFn's, and the graph
+// holds the optimizer's update (NewOptimizer), which adds its own check.
+func FailedChecks(ctx *context.Context, predictions []*Node) *Node {
+	failed := predictions[NumMetrics]
+	if updatesFailed, ok := ctx.InAbsPath(context.RootScope).GetGraphParam(failed.Graph(), updatesFailedParam); ok {
+		failed = BitwiseOr(failed, updatesFailed.(*Node))
+	}
+	return failed
+}
+
+// TrainStepGraph builds one complete training step on the images x, as
+// GoMLX's trainer does with StepModelFn and NewOptimizer: the losses, both
+// Adam updates and the increment of the global step. It returns
 //
 //   - metrics, float64 [NumMetrics]: indexed by MetricGeneratorLoss, ...;
-//     MetricPriorEnergy is 0 for methods without prior samples;
-//   - finite, bool [len(Checks)]: whether each quantity of Checks is free of
-//     NaN and ±Inf.
+//   - failed, an int32 scalar: the mask of the checks of Checks that
+//     failed (bit i for Checks[i]).
 //
 // When any check fails, every variable update of the step is discarded
 // (the variables keep their values), except the random number generator's
 // state, which advances.
-func TrainStepGraph(ctx *context.Context, cfg Config, x *Node) (metrics, finite *Node) {
-	l := Losses(ctx, cfg, x)
-	g := x.Graph()
-	priorEnergy := l.PriorEnergy
-	if priorEnergy == nil {
-		priorEnergy = ZerosLike(l.PosteriorEnergy)
+func TrainStepGraph(ctx *context.Context, cfg Config, x *Node) (metrics, failed *Node) {
+	predictions := StepModelFn(cfg)(ctx, nil, []*Node{x})
+	NewOptimizer(cfg).UpdateGraph(ctx, x.Graph(), train.GetLosses(ctx, x.Graph()))
+	values := make([]*Node, NumMetrics)
+	for i := range values {
+		values[i] = Reshape(predictions[i], 1)
 	}
-	checks := []*Node{x, l.PosteriorSamples, l.Generator, l.Prior, l.PosteriorEnergy, priorEnergy}
-	flags := make([]*Node, len(checks), len(Checks))
-	for i, c := range checks {
-		flags[i] = allFinite(c)
-	}
-	NewOptimizer(cfg).UpdateGraph(ctx, g, Add(l.Generator, l.Prior))
-	flags = append(flags, guardUpdates(ctx, g, LogicalAll(Stack(flags, 0))))
+	return Concatenate(values, 0), FailedChecks(ctx, predictions)
+}
 
-	values := []*Node{l.Generator, l.Prior, l.PosteriorEnergy, priorEnergy, l.ReconstructionMSE}
-	for i, v := range values {
-		values[i] = Reshape(ConvertDType(StopGradient(v), dtypes.Float64), 1)
+// guardStep discards the step's updates (see guardUpdates) unless the
+// model function's checks (if it made any) passed and the loss is finite,
+// and records whether the updated values were finite for FailedChecks.
+func guardStep(ctx *context.Context, g *Graph, loss *Node) {
+	root := ctx.InAbsPath(context.RootScope)
+	ok := allFinite(loss)
+	if checksOK, found := root.GetGraphParam(g, checksOKParam); found {
+		ok = LogicalAnd(ok, checksOK.(*Node))
 	}
-	return Concatenate(values, 0), Stack(flags, 0)
+	newFinite := guardUpdates(ctx, g, ok)
+	root.SetGraphParam(g, updatesFailedParam, Where(newFinite, Scalar(g, dtypes.Int32, 0), Scalar(g, dtypes.Int32, 1<<checkUpdates)))
 }
 
 // guardUpdates makes every variable changed in g, except the random number

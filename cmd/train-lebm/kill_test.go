@@ -73,7 +73,7 @@ func TestKilledAtRandomMomentsResumesConsistently(t *testing.T) {
 	if len(want) != 8 {
 		t.Fatalf("the uninterrupted run wrote %d metrics lines, want 8", len(want))
 	}
-	for _, name := range []string{"samples-step000000001.png", "reconstructions-step000000007.png", "samples-epoch002.png"} {
+	for _, name := range []string{"samples-step000000002.png", "reconstructions-step000000007.png", "samples-epoch002.png"} {
 		if _, err := os.Stat(filepath.Join(whole, name)); err != nil {
 			t.Errorf("-pictures-every 1ns: %v", err)
 		}

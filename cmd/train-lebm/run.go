@@ -12,12 +12,10 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	gomlxplots "github.com/gomlx/gomlx/ui/plots"
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
@@ -27,7 +25,6 @@ import (
 	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
-	"github.com/edlebm/edlebm/runreport"
 )
 
 // epochsDir is the folder under -out of the per-epoch snapshots
@@ -122,123 +119,17 @@ func run(o options, stop <-chan os.Signal) error {
 	total := int64(o.epochs) * perEpoch
 	fmt.Printf("training %s-LEBM on %s (%d images, %d batches of %d per epoch) from step %d to %d → %s\n",
 		o.cfg.Method, o.data, trainN, perEpoch, o.batch, step, total, o.out)
-	var bar *progressbar.ProgressBar
-	lastCheckpoint, lastPictures := time.Now(), time.Now()
-	save := func() error {
-		if err := model.Save(ckptDir); err != nil {
-			return err
-		}
-		lastCheckpoint = time.Now()
-		o.wrote("checkpoint")
-		// Each checkpoint carries the curves up to its step, where GoMLX's
-		// plotting tools look for them: consistent after any resume.
-		latest, err := lebm.LatestCheckpoint(ckptDir)
-		if err != nil {
-			return err
-		}
-		return writePlotPoints(latest, history)
+	if step >= total {
+		fmt.Printf("done: %d steps; outputs in %s\n", step, o.out)
+		return nil
 	}
-
-	for first := step; step < total; {
-		select {
-		case <-stop:
-			fmt.Printf("\ninterrupted at step %d: checkpointing\n", step)
-			return save()
-		default:
-		}
-		if o.stopAfter > 0 && step-first >= o.stopAfter {
-			fmt.Printf("\n-stop-after %d: checkpointing at step %d of %d; run the same command again to go on\n", o.stopAfter, step, total)
-			return save()
-		}
-		_, inputs, _, err := batches.Yield()
-		if errors.Is(err, io.EOF) {
-			batches.Reset()
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if step == first {
-			fmt.Println("building the training graph (XLA also compiles it: the first step waits for that)…")
-		}
-		start := time.Now()
-		m, err := model.TrainStep(inputs[0])
-		finalize(inputs)
-		if err != nil {
-			return fmt.Errorf("%w\nstopped; the last good checkpoint is kept in %s", err, ckptDir)
-		}
-		if bar == nil {
-			// Started after the compiling step, so that its rate and ETA
-			// are those of training from the first tick: started before,
-			// the compile time would count as a step; started at the first
-			// Add, one step would seem to take no time.
-			fmt.Printf("first step in %.1f s\n", time.Since(start).Seconds())
-			bar = progressbar.NewOptions64(total-m.Step, progressbar.OptionSetDescription("training"),
-				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("steps"),
-				progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond))
-			bar.StartWithoutRender()
-		} else {
-			_ = bar.Add(1)
-		}
-		step = m.Step
-		rec := stepRecord{Step: m.Step, Epoch: (m.Step - 1) / perEpoch, GeneratorLoss: m.GeneratorLoss,
-			PriorLoss: m.PriorLoss, PosteriorEnergy: m.PosteriorEnergy, PriorEnergy: m.PriorEnergy,
-			ReconstructionMSE: m.ReconstructionMSE, Seconds: time.Since(start).Seconds()}
-		if step > first+1 { // the bar shows from the second step: one step timed, no compile
-			bar.Describe(fmt.Sprintf("epoch %d  recon MSE %.4f  prior loss %.4f", rec.Epoch+1, m.ReconstructionMSE, m.PriorLoss))
-		}
-
-		endOfEpoch := step%perEpoch == 0
-		if endOfEpoch {
-			if err := model.EndEpoch(); err != nil {
-				return err
-			}
-			if rec.TestReconstructionMSE, err = writePictures(model, test, o, fmt.Sprintf("epoch%03d", step/perEpoch)); err != nil {
-				return err
-			}
-			lastPictures = time.Now()
-		} else if time.Since(lastPictures) > o.picturesEvery {
-			if _, err := writePictures(model, test, o, fmt.Sprintf("step%09d", step)); err != nil {
-				return err
-			}
-			lastPictures = time.Now()
-		}
-		// The step's metrics line goes out before its checkpoint: a run
-		// killed between the two resumes from the previous checkpoint and
-		// loadHistory drops the lines past it, whereas the other order
-		// would lose the line for good.
-		history = append(history, rec)
-		if err := encoder.Encode(rec); err != nil {
-			return err
-		}
-		o.wrote("metrics")
-		if endOfEpoch {
-			if err := save(); err != nil {
-				return err
-			}
-			if o.keepEpochs > 0 {
-				if err := model.SaveKeeping(filepath.Join(o.out, epochsDir), o.keepEpochs); err != nil {
-					return err
-				}
-			}
-			if err := plotHistory(o.out, history); err != nil {
-				return err
-			}
-			report := runreport.Run{Dir: o.out, Config: model.Config(), Step: step, Total: total}
-			report.Load()
-			if err := runreport.Write(report); err != nil {
-				return err
-			}
-		} else if time.Since(lastCheckpoint) > o.checkpointEvery {
-			if err := save(); err != nil {
-				return err
-			}
-		}
+	s := &session{o: o, model: model, test: test, ckptDir: ckptDir, encoder: encoder, history: history,
+		perEpoch: perEpoch, first: step, total: total, stop: stop}
+	fmt.Println("building the training graph (XLA also compiles it: the first step waits for that)…")
+	if err := s.run(&endless{batches: batches, name: o.data}); err != nil {
+		return err
 	}
-	if bar != nil {
-		_ = bar.Finish()
-	}
-	fmt.Printf("\ndone: %d steps; outputs in %s\n", step, o.out)
+	fmt.Printf("\ndone: %d steps; outputs in %s\n", total, o.out)
 	return nil
 }
 
