@@ -25,6 +25,7 @@ import (
 
 	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/internal/settings"
 	"github.com/edlebm/edlebm/nets"
 )
 
@@ -77,34 +78,78 @@ func (c Config) Validate() error {
 // FeatureDim is the width of the feature layer.
 func (c Config) FeatureDim() int { return c.Hidden[len(c.Hidden)-1] }
 
-// Context parameter names holding a Config.
+// Context parameter names holding a Config (the learning rate is under
+// GoMLX's own name, optimizers.ParamLearningRate, where its Adam reads it).
 const (
 	paramShape  = "classifier_image_shape"
 	paramClass  = "classifier_classes"
 	paramHidden = "classifier_hidden"
+	paramSeed   = "classifier_seed"
 	scopeName   = "classifier"
 )
 
-// setParams stores c in ctx (the learning rate under GoMLX's own name).
-func (c Config) setParams(ctx *context.Context) {
-	ctx.SetParam(paramShape, []int{c.Height, c.Width, c.Channels})
-	ctx.SetParam(paramClass, c.Classes)
-	ctx.SetParam(paramHidden, append([]int{}, c.Hidden...))
-	ctx.SetParam(optimizers.ParamLearningRate, c.LearningRate)
+// params binds every setting of c to its context parameter.
+func (c *Config) params() []settings.Param {
+	return []settings.Param{
+		{Key: paramShape, Ptr: imageShape{c}},
+		{Key: paramClass, Ptr: &c.Classes},
+		{Key: paramHidden, Ptr: &c.Hidden},
+		{Key: optimizers.ParamLearningRate, Ptr: &c.LearningRate, Optional: true, Absent: 1e-3},
+		// Checkpoints from before the seed was stored were all made by
+		// train-classifier with DefaultConfig's seed, 1.
+		{Key: paramSeed, Ptr: &c.Seed, Optional: true, Absent: int64(1)},
+	}
 }
+
+// imageShape stores a Config's input shape as one []int parameter
+// [height, width, channels].
+type imageShape struct{ c *Config }
+
+// ParamValue implements settings.Value.
+func (s imageShape) ParamValue() any { return []int{s.c.Height, s.c.Width, s.c.Channels} }
+
+// SetParamValue implements settings.Value.
+func (s imageShape) SetParamValue(value any) error {
+	shape, ok := value.([]int)
+	if !ok || len(shape) != 3 {
+		return fmt.Errorf("want [height, width, channels]")
+	}
+	s.c.Height, s.c.Width, s.c.Channels = shape[0], shape[1], shape[2]
+	return nil
+}
+
+// setParams stores c in ctx.
+func (c Config) setParams(ctx *context.Context) { settings.Set(ctx, c.params()) }
 
 // configFromContext reads back what setParams stored; a checkpoint of some
 // other model lacks the parameters and is refused.
 func configFromContext(ctx *context.Context) (Config, error) {
-	shape := context.GetParamOr[[]int](ctx, paramShape, nil)
-	hidden := context.GetParamOr[[]int](ctx, paramHidden, nil)
-	classes := context.GetParamOr(ctx, paramClass, 0)
-	if len(shape) != 3 || hidden == nil {
-		return Config{}, fmt.Errorf("classifier: the checkpoint has no classifier settings (parameters %q, %q); is it a classifier checkpoint?", paramShape, paramHidden)
+	var c Config
+	if err := settings.Get(ctx, c.params()); err != nil {
+		return Config{}, fmt.Errorf("classifier: the checkpoint has no valid classifier settings (%w); is it a classifier checkpoint?", err)
 	}
-	c := Config{Height: shape[0], Width: shape[1], Channels: shape[2], Classes: classes, Hidden: hidden,
-		LearningRate: context.GetParamOr(ctx, optimizers.ParamLearningRate, 1e-3)}
 	return c, c.Validate()
+}
+
+// WithSettings returns c with GoMLX context settings applied
+// ("classifier_hidden=256,64;learning_rate=3e-4", or "file:settings.txt",
+// as commandline.ParseContextSettings reads them), validated.
+func (c Config) WithSettings(text string) (Config, error) {
+	c.Hidden = append([]int{}, c.Hidden...) // not shared with the caller's
+	if err := settings.Apply(c.params(), text); err != nil {
+		return c, fmt.Errorf("classifier: %w", err)
+	}
+	return c, c.Validate()
+}
+
+// Changes lists the settings in which c differs from base, as
+// "name=value" sorted by name.
+func (c Config) Changes(base Config) []string { return settings.Changes(c.params(), base.params()) }
+
+// SettingNames lists the names of the settings WithSettings accepts.
+func SettingNames() []string {
+	var c Config
+	return settings.Names(c.params())
 }
 
 // Logits returns the class logits [B, Classes] and the features

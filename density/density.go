@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -23,6 +24,7 @@ import (
 	"github.com/edlebm/edlebm/nets"
 
 	"github.com/edlebm/edlebm/internal/scopes"
+	"github.com/edlebm/edlebm/internal/settings"
 )
 
 // Methods lists the training objectives.
@@ -94,6 +96,57 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// ParamPrefix starts the name of the context parameters holding a
+// Config, except the learning rate, which is under GoMLX's own name
+// (optimizers.ParamLearningRate), where its Adam reads it.
+const ParamPrefix = "toy_"
+
+// params binds every setting of c to its context parameter.
+func (c *Config) params() []settings.Param {
+	list := []settings.Param{
+		{Key: "method", Ptr: &c.Method},
+		{Key: "ed_t", Ptr: &c.ED.T},
+		{Key: "ed_m", Ptr: &c.ED.M},
+		{Key: "ed_w", Ptr: &c.ED.W},
+		{Key: "ed_drop_log_m", Ptr: &c.ED.DropLogM},
+		{Key: "cd_steps", Ptr: &c.CD.Langevin.Steps},
+		{Key: "cd_step_size", Ptr: &c.CD.Langevin.StepSize},
+		{Key: "cd_no_noise", Ptr: &c.CD.Langevin.NoNoise},
+		{Key: "cd_reg", Ptr: &c.CD.Reg},
+		{Key: "dsm_variance", Ptr: &c.DSMVariance},
+		{Key: "mlp_hidden", Ptr: &c.MLP.Hidden},
+		{Key: "mlp_activation", Ptr: &c.MLP.Activation},
+		{Key: "mlp_leaky_slope", Ptr: &c.MLP.LeakySlope},
+		{Key: "mlp_init", Ptr: &c.MLP.Init},
+		{Key: "ema_decay", Ptr: &c.EMADecay},
+	}
+	for i := range list {
+		list[i].Key = ParamPrefix + list[i].Key
+	}
+	return append(list, settings.Param{Key: optimizers.ParamLearningRate, Ptr: &c.LearningRate})
+}
+
+// WithSettings returns c with GoMLX context settings applied
+// ("toy_ed_t=0.5;learning_rate=3e-4", or "file:settings.txt", as
+// commandline.ParseContextSettings reads them), validated.
+func (c Config) WithSettings(text string) (Config, error) {
+	c.MLP.Hidden = append([]int{}, c.MLP.Hidden...) // not shared with the caller's
+	if err := settings.Apply(c.params(), text); err != nil {
+		return c, fmt.Errorf("density: %w", err)
+	}
+	return c, c.Validate()
+}
+
+// Changes lists the settings in which c differs from base, as
+// "name=value" sorted by name.
+func (c Config) Changes(base Config) []string { return settings.Changes(c.params(), base.params()) }
+
+// SettingNames lists the names of the settings WithSettings accepts.
+func SettingNames() []string {
+	var c Config
+	return settings.Names(c.params())
+}
+
 // energyScope holds the energy network's variables.
 const energyScope = "/energy"
 
@@ -143,7 +196,7 @@ func New(backend backends.Backend, cfg Config, seed int64) (*Model, error) {
 	if err := ctx.SetRNGStateFromSeed(seed); err != nil {
 		return nil, err
 	}
-	ctx.SetParam(optimizers.ParamLearningRate, cfg.LearningRate)
+	settings.Set(ctx, cfg.params())
 	modelFn := func(ctx *context.Context, _ any, inputs []*Node) []*Node {
 		g := inputs[0].Graph()
 		train.AddLoss(ctx, Loss(ctx, inputs[0], cfg))
@@ -292,13 +345,21 @@ func (m *Model) Save(dir string) error {
 }
 
 // Restore loads the newest checkpoint in dir into a model fresh from New,
-// so training continues exactly where the saved run stopped.
+// so training continues exactly where the saved run stopped. A checkpoint
+// of a model with other settings is refused, naming them.
 func (m *Model) Restore(dir string) error {
 	if m.Step() != 0 {
 		return fmt.Errorf("density: restoring from %s: the model has already trained %d steps", dir, m.Step())
 	}
 	if err := checkpoint.Load(m.ctx, dir); err != nil {
 		return fmt.Errorf("density: %w", err)
+	}
+	var saved Config
+	if err := settings.Get(m.ctx, saved.params()); err != nil {
+		return fmt.Errorf("density: the checkpoint in %s has no model settings (%w); it predates them or is not a density model's", dir, err)
+	}
+	if diff := m.cfg.Changes(saved); len(diff) > 0 {
+		return fmt.Errorf("density: %s holds a model with other settings (this one has %s)", dir, strings.Join(diff, ", "))
 	}
 	// Checkpoints bring every variable back trainable; only the network's are.
 	for v := range m.ctx.IterVariables() {

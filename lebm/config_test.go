@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/internal/settings"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/nets"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -175,20 +176,18 @@ func TestConfigParams(t *testing.T) {
 		// Checkpoints from before these settings existed: no compute dtype
 		// (float32 throughout), no data set (unknown), no held-out class
 		// (none), Xavier-initialised priors.
-		optional := map[string]bool{"compute_dtype": true, "data": true, "anomaly_holdout": true, "prior_init": true}
+		optional := map[string]bool{"lebm_compute_dtype": true, "lebm_data": true, "lebm_anomaly_holdout": true, "lebm_prior_init": true}
 		withAll := cfg
 		withAll.Data, withAll.AnomalyHoldout, withAll.Prior.Init = "svhn", 3, nets.InitPyTorch
 		full := context.New()
 		withAll.SetParams(full)
 		old := context.New()
 		for _, p := range withAll.params() {
-			if !optional[p.key] {
-				v, _ := full.GetParam(ParamPrefix + p.key)
-				old.SetParam(ParamPrefix+p.key, v)
+			if !optional[p.Key] {
+				v, _ := full.GetParam(p.Key)
+				old.SetParam(p.Key, v)
 			}
 		}
-		layers, _ := full.GetParam(ParamPrefix + generatorLayersKey)
-		old.SetParam(ParamPrefix+generatorLayersKey, layers)
 		got, err := ConfigFromContext(old)
 		want := withAll
 		want.ComputeDType, want.Data, want.AnomalyHoldout, want.Prior.Init = "", "", -1, nets.InitXavier
@@ -196,7 +195,7 @@ func TestConfigParams(t *testing.T) {
 			t.Errorf("ConfigFromContext without the optional parameters = %+v, %v; want %+v", got, err, want)
 		}
 		for key := range optional {
-			if found := slices.ContainsFunc(withAll.params(), func(p param) bool { return p.key == key && p.optional }); !found {
+			if found := slices.ContainsFunc(withAll.params(), func(p settings.Param) bool { return p.Key == key && p.Optional }); !found {
 				t.Errorf("%s is not an optional parameter", key)
 			}
 		}
@@ -279,8 +278,8 @@ func TestConfigChangesAndSettingNames(t *testing.T) {
 		t.Errorf("Changes of the paper's settings from themselves = %q", got)
 	}
 	names := SettingNames()
-	if len(names) != len(paper.params())+1 { // + the generator's layers
-		t.Errorf("SettingNames has %d names, want the %d parameters and the generator's layers", len(names), len(paper.params()))
+	if len(names) != len(paper.params()) {
+		t.Errorf("SettingNames has %d names, want the %d parameters", len(names), len(paper.params()))
 	}
 	for _, n := range []string{"lebm_ed_t", "lebm_generator_layers", "lebm_prior_init", "lebm_data"} {
 		if !slices.Contains(names, n) {

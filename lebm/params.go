@@ -2,36 +2,21 @@ package lebm
 
 import (
 	"fmt"
-	"reflect"
-	"slices"
-	"strings"
 
+	"github.com/edlebm/edlebm/internal/settings"
 	"github.com/edlebm/edlebm/nets"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/ui/commandline"
 )
 
 // ParamPrefix starts the name of every context parameter that holds a
 // Config setting.
 const ParamPrefix = "lebm_"
 
-// param binds a context parameter name to a Config field, through a pointer
-// of one of the parameter types GoMLX checkpoints restore: *int, *int64,
-// *float64, *string, *bool or *[]int.
-type param struct {
-	key string
-	ptr any
-	// optional parameters may be missing (checkpoints written before they
-	// existed); the field then takes absent if set, else keeps its zero
-	// value, which must then mean the old behaviour.
-	optional bool
-	absent   any
-}
-
-// params lists the settings of c stored as context parameters; the
-// generator's layers are handled apart (see generatorLayers).
-func (c *Config) params() []param {
-	return []param{
+// params binds every setting of c to its context parameter, ParamPrefix +
+// a snake_case key; the generator's layers are one []int (see
+// generatorLayers).
+func (c *Config) params() []settings.Param {
+	list := []param{
 		{key: "data", ptr: &c.Data, optional: true},
 		{key: "anomaly_holdout", ptr: &c.AnomalyHoldout, optional: true, absent: -1},
 		{key: "generator_nz", ptr: &c.Generator.Nz},
@@ -70,12 +55,54 @@ func (c *Config) params() []param {
 		{key: "dtype", ptr: &c.DType},
 		{key: "compute_dtype", ptr: &c.ComputeDType, optional: true},
 		{key: "seed", ptr: &c.Seed},
+		{key: generatorLayersKey, ptr: generatorLayers{&c.Generator.Layers}},
 	}
+	out := make([]settings.Param, len(list))
+	for i, p := range list {
+		out[i] = settings.Param{Key: ParamPrefix + p.key, Ptr: p.ptr, Optional: p.optional, Absent: p.absent}
+	}
+	return out
+}
+
+// param is a settings.Param keyed without ParamPrefix, for a shorter list.
+type param struct {
+	key      string
+	ptr      any
+	optional bool
+	absent   any
 }
 
 // generatorLayersKey holds the generator's layers flattened to
 // [out, kernel, stride, padding] per layer.
 const generatorLayersKey = "generator_layers"
+
+// generatorLayers stores the generator's layers as one []int parameter.
+type generatorLayers struct{ layers *[]nets.ConvTLayer }
+
+// ParamValue implements settings.Value.
+func (g generatorLayers) ParamValue() any {
+	flat := make([]int, 0, 4*len(*g.layers))
+	for _, l := range *g.layers {
+		flat = append(flat, l.Out, l.Kernel, l.Stride, l.Padding)
+	}
+	return flat
+}
+
+// SetParamValue implements settings.Value.
+func (g generatorLayers) SetParamValue(value any) error {
+	flat, ok := value.([]int)
+	if !ok && value != nil {
+		return fmt.Errorf("has type %T; want []int", value)
+	}
+	if len(flat)%4 != 0 {
+		return fmt.Errorf("has %d values; want 4 (out, kernel, stride, padding) per layer", len(flat))
+	}
+	*g.layers = nil
+	for i := 0; i < len(flat); i += 4 {
+		*g.layers = append(*g.layers, nets.ConvTLayer{Out: flat[i], Kernel: flat[i+1], Stride: flat[i+2], Padding: flat[i+3]})
+	}
+	return nil
+}
 
 // SetParams stores every setting of c as a parameter of ctx, named
 // ParamPrefix + a snake_case key (e.g. "lebm_posterior_steps",
@@ -83,49 +110,14 @@ const generatorLayersKey = "generator_layers"
 // per layer). Parameters are saved with GoMLX checkpoints and can be
 // changed from the command line with GoMLX's commandline.ParseContextSettings;
 // ConfigFromContext reads them back.
-func (c Config) SetParams(ctx *context.Context) {
-	for _, p := range c.params() {
-		value := reflect.ValueOf(p.ptr).Elem().Interface()
-		if list, ok := value.([]int); ok {
-			// A copy, not shared with c; never nil, which would be saved as
-			// JSON null and load back untyped.
-			value = append([]int{}, list...)
-		}
-		ctx.SetParam(ParamPrefix+p.key, value)
-	}
-	layers := make([]int, 0, 4*len(c.Generator.Layers))
-	for _, l := range c.Generator.Layers {
-		layers = append(layers, l.Out, l.Kernel, l.Stride, l.Padding)
-	}
-	ctx.SetParam(ParamPrefix+generatorLayersKey, layers)
-}
+func (c Config) SetParams(ctx *context.Context) { settings.Set(ctx, c.params()) }
 
 // ConfigFromContext reads a Config from the parameters SetParams stored in
 // ctx, and validates it.
 func ConfigFromContext(ctx *context.Context) (Config, error) {
 	var c Config
-	for _, p := range c.params() {
-		if _, found := ctx.GetParam(ParamPrefix + p.key); !found && p.optional {
-			if p.absent != nil {
-				reflect.ValueOf(p.ptr).Elem().Set(reflect.ValueOf(p.absent))
-			}
-			continue
-		}
-		if err := getParam(ctx, ParamPrefix+p.key, p.ptr); err != nil {
-			return Config{}, err
-		}
-	}
-	var layers []int
-	if err := getParam(ctx, ParamPrefix+generatorLayersKey, &layers); err != nil {
-		return Config{}, err
-	}
-	if len(layers)%4 != 0 {
-		return Config{}, fmt.Errorf("lebm: context parameter %q has %d values; want 4 (out, kernel, stride, padding) per layer",
-			ParamPrefix+generatorLayersKey, len(layers))
-	}
-	for i := 0; i < len(layers); i += 4 {
-		c.Generator.Layers = append(c.Generator.Layers, nets.ConvTLayer{
-			Out: layers[i], Kernel: layers[i+1], Stride: layers[i+2], Padding: layers[i+3]})
+	if err := settings.Get(ctx, c.params()); err != nil {
+		return Config{}, fmt.Errorf("lebm: %w; a model's context must hold its Config (see Config.SetParams)", err)
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
@@ -133,74 +125,26 @@ func ConfigFromContext(ctx *context.Context) (Config, error) {
 	return c, nil
 }
 
-// getParam copies the context parameter key into *ptr, which must have the
-// parameter's type.
-func getParam(ctx *context.Context, key string, ptr any) error {
-	value, found := ctx.GetParam(key)
-	if !found {
-		return fmt.Errorf("lebm: context parameter %q is not set; a model's context must hold its Config (see Config.SetParams)", key)
-	}
-	dst := reflect.ValueOf(ptr).Elem()
-	if value == nil && dst.Kind() == reflect.Slice {
-		dst.SetZero()
-		return nil
-	}
-	v := reflect.ValueOf(value)
-	if !v.IsValid() || v.Type() != dst.Type() {
-		return fmt.Errorf("lebm: context parameter %q = %v has type %T; want %s", key, value, value, dst.Type())
-	}
-	if v.Kind() == reflect.Slice {
-		v = reflect.AppendSlice(reflect.MakeSlice(v.Type(), 0, v.Len()), v) // not shared with ctx
-	}
-	dst.Set(v)
-	return nil
-}
-
 // WithSettings returns c with GoMLX context settings applied, as
 // commandline.ParseContextSettings reads them ("lebm_ed_t=0.5;
 // lebm_prior_lr=1e-4", or "file:settings.txt"), validated. Every setting
 // of Config can be changed this way, by its ParamPrefix name.
-func (c Config) WithSettings(settings string) (Config, error) {
-	if settings == "" {
-		return c, nil
+func (c Config) WithSettings(text string) (Config, error) {
+	c.Generator.Layers = append([]nets.ConvTLayer{}, c.Generator.Layers...) // not shared with the caller's
+	c.Prior.Hidden = append([]int{}, c.Prior.Hidden...)
+	if err := settings.Apply(c.params(), text); err != nil {
+		return c, fmt.Errorf("lebm: %w", err)
 	}
-	ctx := context.New()
-	c.SetParams(ctx)
-	if _, err := commandline.ParseContextSettings(ctx, settings); err != nil {
-		return c, fmt.Errorf("lebm: settings %q: %w", settings, err)
-	}
-	return ConfigFromContext(ctx)
+	return c, c.Validate()
 }
 
 // Changes lists the settings in which c differs from base, as
 // "name=value" in ParamPrefix names, sorted: what a run changed from the
 // paper's settings.
-func (c Config) Changes(base Config) []string {
-	a, b := context.New(), context.New()
-	c.SetParams(a)
-	base.SetParams(b)
-	var changes []string
-	a.EnumerateParams(func(scope, key string, value any) {
-		if old, _ := b.GetParam(key); !strings.HasPrefix(key, ParamPrefix) || reflect.DeepEqual(old, value) {
-			return
-		}
-		changes = append(changes, fmt.Sprintf("%s=%v", key, value))
-	})
-	slices.Sort(changes)
-	return changes
-}
+func (c Config) Changes(base Config) []string { return settings.Changes(c.params(), base.params()) }
 
 // SettingNames lists the names of the settings WithSettings accepts.
 func SettingNames() []string {
-	ctx := context.New()
 	var c Config
-	c.SetParams(ctx)
-	var names []string
-	ctx.EnumerateParams(func(_, key string, _ any) {
-		if strings.HasPrefix(key, ParamPrefix) {
-			names = append(names, key)
-		}
-	})
-	slices.Sort(names)
-	return names
+	return settings.Names(c.params())
 }

@@ -18,6 +18,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/train"
@@ -34,6 +35,8 @@ import (
 
 type options struct {
 	dataDir, out, backend string
+	// set are GoMLX context settings of the classifier (-set).
+	set                   string
 	epochs, batch, trainN int
 }
 
@@ -56,6 +59,8 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 128, "batch size")
 	flag.IntVar(&o.trainN, "train-n", 0, "use only the first N training images (0: all)")
 	flag.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
+	flag.StringVar(&o.set, "set", "", "GoMLX context settings of the classifier: \"classifier_hidden=256,64;learning_rate=3e-4\" or \"file:settings.txt\"; the settings: "+
+		strings.Join(classifier.SettingNames(), ", "))
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatalf("train-classifier: %v", err)
@@ -65,6 +70,11 @@ func main() {
 func run(o options) error {
 	if o.epochs < 1 || o.batch < 1 || o.trainN < 0 {
 		return fmt.Errorf("want -epochs ≥ 1, -batch ≥ 1 and -train-n ≥ 0 (got %d, %d, %d)", o.epochs, o.batch, o.trainN)
+	}
+	defaults := classifier.DefaultConfig()
+	cfg, err := defaults.WithSettings(o.set)
+	if err != nil {
+		return fmt.Errorf("flag -set: %w", err)
 	}
 	trainSet, err := mnist.Load(o.dataDir, "train")
 	if err != nil {
@@ -85,17 +95,22 @@ func run(o options) error {
 	}
 	defer b.Finalize()
 
+	cfg.Height, cfg.Width, cfg.Channels = trainSet.Height, trainSet.Width, trainSet.Channels
+	defaults.Height, defaults.Width, defaults.Channels = cfg.Height, cfg.Width, cfg.Channels
+	if changes := cfg.Changes(defaults); len(changes) > 0 {
+		fmt.Printf("settings changed from the defaults: %s\n", strings.Join(changes, ", "))
+	}
 	ckpt := filepath.Join(o.out, "checkpoint")
 	var model *classifier.Model
 	if _, err := checkpoint.Latest(ckpt); errors.Is(err, os.ErrNotExist) {
-		cfg := classifier.DefaultConfig()
-		cfg.Height, cfg.Width, cfg.Channels = trainSet.Height, trainSet.Width, trainSet.Channels
-		model, err = classifier.New(b, cfg)
-		if err != nil {
+		if model, err = classifier.New(b, cfg); err != nil {
 			return err
 		}
 	} else if model, err = classifier.Load(b, ckpt); err != nil {
 		return err
+	} else if diff := cfg.Changes(model.Config()); len(diff) > 0 {
+		return fmt.Errorf("%s holds a classifier with other settings (this run asks for %s); use another -out, or the -set that run used",
+			ckpt, strings.Join(diff, ", "))
 	}
 	batches, err := datasets.NewBatches(trainSet, o.batch, datasets.WithSeed(uint64(model.Config().Seed)))
 	if err != nil {

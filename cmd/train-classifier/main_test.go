@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,10 +101,35 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"no data", options{dataDir: "/no/such/dir", epochs: 1, batch: 10}, "/no/such/dir"},
 		{"zero epochs", options{dataDir: mnist.DefaultFashionDir, epochs: 0, batch: 10}, "-epochs"},
+		{"unknown setting", options{dataDir: mnist.DefaultFashionDir, epochs: 1, batch: 10, set: "classifier_depth=3"}, "flag -set"},
+		{"bad setting", options{dataDir: mnist.DefaultFashionDir, epochs: 1, batch: 10, set: "classifier_hidden=0"}, "hidden layer 0 has width 0"},
 	} {
 		tc.o.out, tc.o.backend = t.TempDir(), testutil.BackendName()
 		if err := run(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// -set changes the classifier, the checkpoint keeps the change, and a run
+// resumed with other settings is refused, naming them.
+func TestSetIsStoredAndChecked(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
+	out := t.TempDir()
+	o := options{dataDir: mnist.DefaultFashionDir, out: out, backend: testutil.BackendName(), epochs: 1, batch: 100, trainN: 500,
+		set: "classifier_hidden=32,16;classifier_seed=5"}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	clf, err := classifier.Load(testutil.Backend(), filepath.Join(out, "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := clf.Config(); !slices.Equal(cfg.Hidden, []int{32, 16}) || cfg.Seed != 5 {
+		t.Errorf("checkpoint holds %+v, want hidden [32 16] and seed 5", cfg)
+	}
+	o.set, o.epochs = "classifier_hidden=32,16", 2
+	if err := run(o); err == nil || !strings.Contains(err.Error(), "classifier_seed=1") {
+		t.Errorf("resuming with the default seed: %v, want a refusal naming classifier_seed=1", err)
 	}
 }

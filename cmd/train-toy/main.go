@@ -8,12 +8,9 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"math"
 	"math/rand/v2"
@@ -27,12 +24,12 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/ui/commandline"
 
-	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/flagcheck"
+	"github.com/edlebm/edlebm/internal/settings"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/nets"
 	"github.com/edlebm/edlebm/plots"
@@ -40,7 +37,7 @@ import (
 
 type options struct {
 	data, methods, out, backend, hidden, activation string
-	init                                            string
+	init, set                                       string
 	steps, batch, evalEvery, evalN, grid, samples   int
 	seed                                            int64
 	lr, ema, extent                                 float64
@@ -98,6 +95,8 @@ func parseOnly(args []string) (options, *flag.FlagSet, error) {
 	fs.IntVar(&o.cdSteps, "cd-steps", def.CD.Langevin.Steps, "CD: Langevin steps from the data")
 	fs.Float64Var(&o.cdEps, "cd-eps", def.CD.Langevin.StepSize*def.CD.Langevin.StepSize, "CD: Langevin step ε (x += ε/2 ∇log p + √ε ξ)")
 	fs.Float64Var(&o.cdReg, "cd-reg", def.CD.Reg, "CD: weight α of the regulariser α·mean(E⁺² + E⁻²)")
+	fs.StringVar(&o.set, "set", "", "GoMLX context settings of each method's model, applied after the flags: \"toy_ed_t=0.5;learning_rate=3e-4\" or \"file:settings.txt\"; the settings: "+
+		strings.Join(density.SettingNames(), ", "))
 	fs.IntVar(&o.evalEvery, "eval-every", 1000, "steps between log-density MSE evaluations")
 	fs.IntVar(&o.evalN, "eval-n", 5000, "samples for the importance-sampled normaliser and for the MSE")
 	fs.IntVar(&o.grid, "grid", 200, "heat-map resolution (points per axis)")
@@ -147,6 +146,9 @@ func run(o options) error {
 	dir := filepath.Join(o.out, o.data)
 	curves := map[string][]point{}
 	for _, cfg := range configs {
+		if changes := cfg.Changes(density.DefaultConfig(cfg.Method)); len(changes) > 0 {
+			fmt.Printf("%s: settings changed from the paper's: %s\n", cfg.Method, strings.Join(changes, ", "))
+		}
 		curve, err := trainOne(b, set, cfg, o, filepath.Join(dir, cfg.Method))
 		if err != nil {
 			return fmt.Errorf("method %s: %w", cfg.Method, err)
@@ -170,7 +172,7 @@ func (o options) configs() ([]density.Config, error) {
 		cfg := density.DefaultConfig(strings.TrimSpace(method))
 		cfg.LearningRate, cfg.EMADecay = o.lr, o.ema
 		cfg.MLP.Hidden, cfg.MLP.Activation = hidden, o.activation
-		if o.init != nets.InitPyTorch { // "" is PyTorch's: settings.json of earlier runs stays the same
+		if o.init != nets.InitPyTorch { // "" is PyTorch's
 			cfg.MLP.Init = o.init
 		}
 		cfg.ED = losses.EDConfig{T: o.edT, M: o.edM, W: o.edW}
@@ -180,6 +182,13 @@ func (o options) configs() ([]density.Config, error) {
 		cfg.CD = losses.CDConfig{Langevin: losses.LangevinConfig{StepSize: math.Sqrt(o.cdEps), Steps: o.cdSteps}, Reg: o.cdReg}
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("method %s: %w", cfg.Method, err)
+		}
+		method := cfg.Method
+		if cfg, err = cfg.WithSettings(o.set); err != nil {
+			return nil, fmt.Errorf("flag -set: method %s: %w", method, err)
+		}
+		if cfg.Method != method {
+			return nil, fmt.Errorf("flag -set: %s=%s: choose methods with -methods", density.ParamPrefix+"method", cfg.Method)
 		}
 		out = append(out, cfg)
 	}
@@ -205,7 +214,7 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options,
 	if err != nil {
 		return nil, err
 	}
-	curve, err := resume(model, ds, cfg, o, dir)
+	curve, err := resume(model, ds, o, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -277,33 +286,43 @@ func writePictures(model *density.Model, o options, dir string) error {
 	return plots.WriteScatterDensity(filepath.Join(dir, "samples.png"), samples, grid.Extent, 100, 4)
 }
 
-// resume continues a stopped run found in dir: it checks the settings are
-// the same, restores the model, moves the data stream to the model's step
-// and returns the log-density curve so far. A new run records its settings.
-func resume(model *density.Model, ds *toy2d.Dataset, cfg density.Config, o options, dir string) ([]point, error) {
-	settings, err := json.MarshalIndent(struct {
-		Data   string
-		Seed   int64
-		Batch  int
-		Config density.Config
-	}{o.data, o.seed, o.batch, cfg}, "", "  ")
-	if err != nil {
-		return nil, err
+// runSettings are a train-toy run's settings beyond its model's: its
+// checkpoints store them beside the model's (as context parameters), so
+// that a resumed run is checked to be the same run.
+type runSettings struct {
+	data  string
+	seed  int64
+	batch int
+}
+
+func (r *runSettings) params() []settings.Param {
+	return []settings.Param{
+		{Key: density.ParamPrefix + "data", Ptr: &r.data},
+		{Key: density.ParamPrefix + "seed", Ptr: &r.seed},
+		{Key: density.ParamPrefix + "batch", Ptr: &r.batch},
 	}
-	settingsPath := filepath.Join(dir, "settings.json")
+}
+
+// resume continues a stopped run found in dir: it restores the model
+// (which checks the model's settings), checks the run's, moves the data
+// stream to the model's step and returns the log-density curve so far. A
+// new run stores its settings in the model's context for its checkpoints.
+func resume(model *density.Model, ds *toy2d.Dataset, o options, dir string) ([]point, error) {
+	run := runSettings{o.data, o.seed, o.batch}
 	ckptDir := filepath.Join(dir, "checkpoint")
 	if _, err := checkpoint.Latest(ckptDir); errors.Is(err, os.ErrNotExist) {
-		return nil, atomicfile.Write(settingsPath, func(w io.Writer) error { _, err := w.Write(settings); return err })
-	}
-	saved, err := os.ReadFile(settingsPath)
-	if err != nil {
-		return nil, fmt.Errorf("resuming from %s: %w", dir, err)
-	}
-	if !bytes.Equal(saved, settings) {
-		return nil, fmt.Errorf("%s holds a run with other settings (see %s); use another -out or the same flags", dir, settingsPath)
+		settings.Set(model.Context(), run.params())
+		return nil, nil
 	}
 	if err := model.Restore(ckptDir); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("resuming: %w; use another -out or the same flags", err)
+	}
+	var saved runSettings
+	if err := settings.Get(model.Context(), saved.params()); err != nil {
+		return nil, fmt.Errorf("resuming from %s: %w", ckptDir, err)
+	}
+	if diff := settings.Changes(run.params(), saved.params()); len(diff) > 0 {
+		return nil, fmt.Errorf("%s holds a run with other settings (this one has %s); use another -out or the same flags", ckptDir, strings.Join(diff, ", "))
 	}
 	if err := ds.Seek(int(model.Step())); err != nil {
 		return nil, err

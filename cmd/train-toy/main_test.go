@@ -24,6 +24,9 @@ func TestBadFlagsAreClearErrors(t *testing.T) {
 		{"unknown data set", []string{"-data", "spiral9"}, `"spiral9"`},
 		{"unknown method", []string{"-methods", "ed,mle"}, `"mle"`},
 		{"bad hidden widths", []string{"-hidden", "128,x"}, "-hidden"},
+		{"unknown setting", []string{"-set", "toy_depth=3"}, "toy_depth"},
+		{"invalid setting", []string{"-set", "toy_ed_m=0"}, "M = 0"},
+		{"method by -set", []string{"-methods", "ed", "-set", "toy_method=cd"}, "-methods"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -104,12 +107,22 @@ func TestResumedRunMatchesUninterruptedRun(t *testing.T) {
 	if a, b := read(straight), read(resumed); a != b || strings.Count(a, "\n") != 4 {
 		t.Errorf("uninterrupted curve:\n%s\nresumed curve:\n%s\nwant the same 3 evaluations", a, b)
 	}
-	// Other settings in the same folder are refused.
-	o, err := parseFlags(append(args(resumed, "40"), "-ed-m", "8"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run(o); err == nil || !strings.Contains(err.Error(), "other settings") {
-		t.Errorf("resuming with other settings: %v, want a refusal", err)
+	// Other settings in the same folder are refused, naming them: the
+	// model's (a flag or -set) and the run's.
+	for _, tc := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"-ed-m", "8"}, "toy_ed_m=8"},
+		{[]string{"-set", "toy_ed_w=0.5;learning_rate=0.01"}, "learning_rate=0.01, toy_ed_w=0.5"},
+		{[]string{"-batch", "64"}, "toy_batch=64"},
+	} {
+		o, err := parseFlags(append(args(resumed, "40"), tc.extra...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(o); err == nil || !strings.Contains(err.Error(), "other settings") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("resuming with %q: %v, want a refusal naming %s", tc.extra, err, tc.want)
+		}
 	}
 }
