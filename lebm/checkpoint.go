@@ -102,6 +102,17 @@ func WithGeneration(steps int, stepSize float64) LoadOption {
 	return func(c *Config) { overrideLangevin(&c.GenerationLangevin, steps, stepSize) }
 }
 
+// WithDataNamed names the data set of a checkpoint written before
+// checkpoints kept it (Config.Data empty); one that names its data set
+// keeps it. The model then saves the name with its next checkpoint.
+func WithDataNamed(name string) LoadOption {
+	return func(c *Config) {
+		if c.Data == "" {
+			c.Data = name
+		}
+	}
+}
+
 func overrideLangevin(l *losses.LangevinConfig, steps int, stepSize float64) {
 	if steps != 0 {
 		l.Steps = steps

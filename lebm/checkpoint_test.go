@@ -182,6 +182,37 @@ func TestLoadOptionsChangeTheSamplers(t *testing.T) {
 	}
 }
 
+// WithDataNamed names the data set of a checkpoint that does not name
+// one, and the model saves the name from then on; a checkpoint that names
+// its data set keeps it.
+func TestWithDataNamed(t *testing.T) {
+	for _, tc := range []struct{ saved, want string }{{"", "svhn"}, {"mnist", "mnist"}} {
+		cfg := tinyConfig(t)
+		cfg.Data = tc.saved
+		dir := t.TempDir()
+		if err := newModel(t, cfg).Save(dir); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(testBackend(), dir, WithDataNamed("svhn"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Config().Data; got != tc.want {
+			t.Errorf("checkpoint naming %q loaded with WithDataNamed(svhn): data %q, want %q", tc.saved, got, tc.want)
+		}
+		if err := m.Save(dir); err != nil {
+			t.Fatal(err)
+		}
+		again, err := Load(testBackend(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := again.Config().Data; got != tc.want {
+			t.Errorf("saved again and loaded: data %q, want %q", got, tc.want)
+		}
+	}
+}
+
 // TestSaveBeforeTrainingHoldsTheVariables saves a model before its first
 // step: the checkpoint must hold every generator and prior variable with
 // its value. GoMLX creates variables only when a graph uses them, and such

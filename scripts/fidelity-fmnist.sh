@@ -47,10 +47,10 @@ for seed in $seeds; do
     [ "$method" = cd ] && flags=(-preset pang-cd)
     if [ ! -f "$run/eval/summary.json" ]; then
       log "training $method, seed $seed → $run"
-      "$out/bin/train-lebm" -backend "$backend" "${flags[@]}" -seed "$seed" -epochs "$epochs" \
+      "$out/bin/train-lebm" -backend "$backend" -data fashion-mnist "${flags[@]}" -seed "$seed" -epochs "$epochs" \
         -train-size "$train_size" -checkpoint-every 5m -out "$run" >>"$run.train.log" 2>&1
       log "evaluating $method, seed $seed"
-      "$out/bin/eval-lebm" -backend "$backend" -run "$run" -classifier "$clf" "${eval_flags[@]}" -out "$run/eval.tmp" >"$run.eval.log" 2>&1
+      "$out/bin/eval-lebm" -backend "$backend" -data fashion-mnist -run "$run" -classifier "$clf" "${eval_flags[@]}" -out "$run/eval.tmp" >"$run.eval.log" 2>&1
       rm -rf "$run/eval" && mv "$run/eval.tmp" "$run/eval"
     fi
     reports+=("$run/eval")

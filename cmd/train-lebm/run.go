@@ -205,14 +205,13 @@ func openModel(b backends.Backend, cfg lebm.Config, dir string) (*lebm.Model, er
 	if _, err := lebm.LatestCheckpoint(dir); errors.Is(err, os.ErrNotExist) {
 		return lebm.New(b, cfg) // nothing saved yet (or only a save cut short)
 	}
-	model, err := lebm.Load(b, dir)
+	// A checkpoint written before checkpoints named their data set takes
+	// the run's, and names it from its next save on.
+	model, err := lebm.Load(b, dir, lebm.WithDataNamed(cfg.Data))
 	if err != nil {
 		return nil, fmt.Errorf("resuming from %s: %w (move it away to start afresh)", dir, err)
 	}
 	saved := model.Config()
-	if saved.Data == "" { // written before checkpoints named their data set
-		saved.Data = cfg.Data
-	}
 	if diff := configDiff(saved, cfg); diff != "" {
 		return nil, fmt.Errorf("%s holds a checkpoint of a different model (%s); use another -out, or the flags that run used", dir, diff)
 	}
