@@ -54,8 +54,9 @@ type session struct {
 	failure error
 }
 
-// run trains from the model's global step to s.total.
-func (s *session) run(ds *endless) error {
+// run trains from the model's global step to s.total, or until stopped
+// at the user's request (a signal, -stop-after): finished tells which.
+func (s *session) run(ds *endless) (finished bool, err error) {
 	s.ds, s.saved, s.drawn = ds, s.first, s.first
 	loop := train.NewLoop(s.model.Trainer())
 	commandline.AttachProgressBar(loop, func() (string, string) {
@@ -83,14 +84,14 @@ func (s *session) run(ds *endless) error {
 	}))
 	loop.OnStep("stop if asked", 5, s.hook(s.stopIfAsked))
 
-	_, err := loop.RunToGlobalStep(ds, int(s.total))
+	_, err = loop.RunToGlobalStep(ds, int(s.total))
 	switch {
 	case errors.Is(err, errStopped):
-		return nil
+		return false, nil
 	case s.failure != nil:
-		return s.failure
+		return false, s.failure
 	}
-	return err
+	return err == nil, err
 }
 
 // hook makes fn a loop hook whose error is kept (see keep).

@@ -251,7 +251,7 @@ func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
 		{"bad ED setting", quickFlags(t.TempDir(), "1", "-ed-t", "-1"), nil, []string{"t (perturbation variance) = -1"}},
 		{"unknown compute dtype", quickFlags(t.TempDir(), "1", "-compute-dtype", "float16"), nil, []string{"ComputeDType", "float16"}},
 		{"checkpoint of another architecture", quickFlags(trained, "2", "-ed-m", "4"), nil,
-			[]string{"different model", "ED"}},
+			[]string{"different model", "this run asks for lebm_ed_m=4", "the checkpoint has lebm_ed_m=16"}},
 		{"corrupt checkpoint", quickFlags(trained, "2"), func() { os.Truncate(bins[0], 100) },
 			[]string{"corrupt", ckpt}},
 	}

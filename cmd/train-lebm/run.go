@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -126,7 +125,8 @@ func run(o options, stop <-chan os.Signal) error {
 	s := &session{o: o, model: model, test: test, ckptDir: ckptDir, encoder: encoder, history: history,
 		perEpoch: perEpoch, first: step, total: total, stop: stop}
 	fmt.Println("building the training graph (XLA also compiles it: the first step waits for that)…")
-	if err := s.run(&endless{batches: batches, name: o.data}); err != nil {
+	finished, err := s.run(&endless{batches: batches, name: o.data})
+	if err != nil || !finished {
 		return err
 	}
 	fmt.Printf("\ndone: %d steps; outputs in %s\n", total, o.out)
@@ -212,24 +212,13 @@ func openModel(b backends.Backend, cfg lebm.Config, dir string) (*lebm.Model, er
 		return nil, fmt.Errorf("resuming from %s: %w (move it away to start afresh)", dir, err)
 	}
 	saved := model.Config()
-	if diff := configDiff(saved, cfg); diff != "" {
-		return nil, fmt.Errorf("%s holds a checkpoint of a different model (%s); use another -out, or the flags that run used", dir, diff)
+	if asked := cfg.Changes(saved); len(asked) > 0 {
+		return nil, fmt.Errorf("%s holds a checkpoint of a different model: this run asks for %s, the checkpoint has %s; use another -out, or the flags and -set that run used",
+			dir, strings.Join(asked, ", "), strings.Join(saved.Changes(cfg), ", "))
 	}
 	step, _ := model.GlobalStep()
 	fmt.Printf("resuming from %s at step %d\n", dir, step)
 	return model, nil
-}
-
-// configDiff names the first top-level setting that differs between the
-// checkpoint's configuration and the requested one, or returns "".
-func configDiff(saved, requested lebm.Config) string {
-	a, b := reflect.ValueOf(saved), reflect.ValueOf(requested)
-	for i := range a.NumField() {
-		if !reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
-			return fmt.Sprintf("%s: checkpoint %+v, flags %+v", a.Type().Field(i).Name, a.Field(i).Interface(), b.Field(i).Interface())
-		}
-	}
-	return ""
 }
 
 // writePictures writes a sample grid and a reconstruction grid, their
