@@ -86,6 +86,22 @@ func xlaPluginNameHas(config, word string) bool {
 	return strings.Contains(strings.ToLower(filepath.Base(plugin)), word)
 }
 
+// CPUDevicesFor is the number of devices to ask the XLA CPU plugin for to
+// train data-parallel over n of them (n > 1): twice n. The plugin runs one
+// compute thread per device, shared by all of them, and a cross-device
+// sum (all-reduce) holds one thread per device while it waits for the
+// others: with as many threads as devices in the sum, the last device's
+// remaining work can find no thread, and XLA aborts the stuck all-reduce
+// ("AwaitAndLogIfStuck", then a check failure). Measured on 2 cores
+// (docs/parallel.md): 3 of 6 runs over 2 of 2 devices aborted, none of 6
+// over 2 of 4 or 4 of 8. For n ≤ 1 it returns 0: no need.
+func CPUDevicesFor(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return 2 * n
+}
+
 // devicesOption is the backend option that sets Choice.CPUDevices.
 const devicesOption = "devices="
 

@@ -269,3 +269,11 @@ func TestOpenXLACPUDevices(t *testing.T) {
 		b.Finalize()
 	}
 }
+
+func TestCPUDevicesFor(t *testing.T) {
+	for n, want := range map[int]int{0: 0, 1: 0, 2: 4, 4: 8} {
+		if got := CPUDevicesFor(n); got != want {
+			t.Errorf("CPUDevicesFor(%d) = %d, want %d", n, got, want)
+		}
+	}
+}

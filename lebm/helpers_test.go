@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/pkg/ml/train/metrics"
 
 	"github.com/edlebm/edlebm/internal/scopes"
@@ -72,11 +73,12 @@ func runGraph(t testing.TB, ctx *context.Context, fn any, inputs ...*tensors.Ten
 	return testutil.ExecTensors(t, exec, inputs...)
 }
 
-// isModelState tells whether v is the model's state, not one of the
-// moving averages GoMLX's trainer keeps for display under "/metrics" (in
-// scopes named per process: lebm drops them when loading).
+// isModelState tells whether v is the model's state, not GoMLX's training
+// bookkeeping: the moving averages its trainer keeps for display under
+// "/metrics" (in scopes named per process, left out of checkpoints) and
+// the loop's target step under "/trainer".
 func isModelState(v *context.Variable) bool {
-	return !scopes.Within(v.Scope(), "/"+metrics.Scope)
+	return !scopes.Within(v.Scope(), "/"+metrics.Scope) && !scopes.Within(v.Scope(), train.TrainerAbsoluteScope)
 }
 
 // variableValues returns the flat float64 values of the variables of ctx

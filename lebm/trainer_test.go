@@ -21,44 +21,6 @@ func (r repeated) Yield() (any, []*tensors.Tensor, []*tensors.Tensor, error) {
 	return nil, []*tensors.Tensor{imagesTensor(r.cfg, r.pixels)}, nil, nil
 }
 
-// GoMLX's train.Loop over Model.Trainer takes the steps Model.TrainStep
-// takes — same metrics, read with ReadStepMetrics, same global step — for
-// every method's metric list (CD's includes f(z_prior)).
-func TestLoopTakesTheStepsOfTrainStep(t *testing.T) {
-	for _, method := range []string{MethodED, MethodCD} {
-		t.Run(method, func(t *testing.T) {
-			cfg := tinyConfig(t)
-			cfg.Method = method
-			pixels := structuredImages()
-			direct := newModel(t, cfg)
-			var want []StepMetrics
-			for range 3 {
-				want = append(want, trainStep(t, direct, imagesTensor(cfg, pixels)))
-			}
-
-			looped := newModel(t, cfg)
-			loop := train.NewLoop(looped.Trainer())
-			var got []StepMetrics
-			loop.OnStep("read", 0, func(_ *train.Loop, outs []*tensors.Tensor) error {
-				m, err := looped.ReadStepMetrics(outs)
-				got = append(got, m)
-				return err
-			})
-			if _, err := loop.RunToGlobalStep(repeated{cfg, pixels}, 3); err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != len(want) {
-				t.Fatalf("the loop took %d steps, want %d", len(got), len(want))
-			}
-			for i := range want {
-				if got[i] != want[i] {
-					t.Errorf("step %d in the loop: %+v, TrainStep: %+v", i+1, got[i], want[i])
-				}
-			}
-		})
-	}
-}
-
 // A step whose loss is NaN stops the loop with ReadStepMetrics' error,
 // which names the step and every failed check, and leaves the global step.
 func TestLoopStopsOnADivergedStep(t *testing.T) {

@@ -54,9 +54,13 @@ func run(args []string, w io.Writer) error {
 	genBatch := fs.Int("gen-batch", 0, "images per generation call in the sampler table (0: -batch)")
 	sampling := fs.Bool("sampling", true, "also time generation and the test-time posterior")
 	flopsOnly := fs.Bool("flops-only", false, "print the FLOPs of each measurement, from the architectures alone, and time nothing")
+	devices := fs.Int("devices", 1, "split each training batch over this many devices (data-parallel, lebm.Model.TrainStepSharded); on XLA CPU the plugin is asked for backend.CPUDevicesFor(N) devices")
 	peak := fs.Float64("peak-tflops", 0, "the device's peak TFLOP/s at the precision used (H100 SXM: 67 float32, 495 TF32, 989 bfloat16, dense): adds a % of peak column; 0: none")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *devices < 1 || *batch%*devices != 0 {
+		return fmt.Errorf("flags -devices %d, -batch %d: want at least one device, and a batch that is a multiple of the device count", *devices, *batch)
 	}
 	if *batch < 1 || *iters < 1 || *priorIters < 0 || *priorBatch < 0 || *genBatch < 0 {
 		return fmt.Errorf("flags -batch %d, -iters %d, -prior-iters %d, -prior-batch %d, -gen-batch %d: batch and iters must be at least 1, the others at least 0",
@@ -84,11 +88,18 @@ func run(args []string, w io.Writer) error {
 		return writeTable(*out, table.String())
 	}
 
-	b, choice, err := backend.Open(*backendFlag)
+	request := *backendFlag
+	if choice, err := backend.Resolve(request); err == nil && choice.CPUDevices > 0 && backend.CPUDevicesFor(*devices) > choice.CPUDevices {
+		request += fmt.Sprintf(",devices=%d", backend.CPUDevicesFor(*devices))
+	}
+	b, choice, err := backend.Open(request)
 	if err != nil {
 		return fmt.Errorf("flag -backend: %w", err)
 	}
 	defer b.Finalize()
+	if *devices > b.NumDevices() {
+		return fmt.Errorf("flag -devices %d: the backend has %d device(s)", *devices, b.NumDevices())
+	}
 	emit("Command: `bench-lebm %s` — backend %s (%s), %s.\n\n", strings.Join(args, " "), b.Name(), choice.Reason, time.Now().UTC().Format("2006-01-02"))
 	emit("| shape | method | s / training iteration (batch %d) | s first iteration (compiles) | GFLOP / iteration | %s | s / prior update alone (batch %d) | prior update ÷ CD's |\n|---|---|---|---|---|%s---|---|\n",
 		*batch, rate.header, *priorBatch, rate.rule)
@@ -98,7 +109,7 @@ func run(args []string, w io.Writer) error {
 		priorCD := 0.0
 		rows := map[string]row{}
 		for _, method := range strings.Split(*methods, ",") {
-			full, first, prior, flops, err := measure(b, shape, method, *computeDType, *batch, *priorBatch, *iters, *priorIters)
+			full, first, prior, flops, err := measure(b, shape, method, *computeDType, *batch, *priorBatch, *iters, *priorIters, *devices)
 			if err != nil {
 				return fmt.Errorf("%s/%s: %w", shape, method, err)
 			}
@@ -164,11 +175,11 @@ func flopsTable(shapes, methods []string, batch, priorBatch, genBatch int) (stri
 	return t.String(), nil
 }
 
-// measure returns seconds per full training iteration, of the first
-// iteration (which compiles the step) and per prior update alone for one
-// shape and method, the generator's layers in computeDType, and the FLOPs
-// of a training iteration.
-func measure(b backends.Backend, shape, method, computeDType string, batch, priorBatch, iters, priorIters int) (full, first, prior, flops float64, err error) {
+// measure returns seconds per full training iteration (split over devices
+// devices), of the first iteration (which compiles the step) and per prior
+// update alone for one shape and method, the generator's layers in
+// computeDType, and the FLOPs of a training iteration.
+func measure(b backends.Backend, shape, method, computeDType string, batch, priorBatch, iters, priorIters, devices int) (full, first, prior, flops float64, err error) {
 	model, cfg, err := newModel(b, shape, method, computeDType)
 	if err != nil {
 		return 0, 0, 0, 0, err
@@ -177,7 +188,11 @@ func measure(b backends.Backend, shape, method, computeDType string, batch, prio
 		return 0, 0, 0, 0, err
 	}
 	images := randomImages(cfg, batch)
-	if full, first, err = timedWithFirst(iters, func() error { _, err := model.TrainStep(images); return err }); err != nil {
+	step := func() error { _, err := model.TrainStep(images); return err }
+	if devices > 1 {
+		step = func() error { _, err := model.TrainStepSharded(images, devices); return err }
+	}
+	if full, first, err = timedWithFirst(iters, step); err != nil {
 		return 0, 0, 0, 0, err
 	}
 	if priorIters > 0 {

@@ -39,6 +39,9 @@ type options struct {
 	// stopAfter ends this invocation after that many steps (0: never),
 	// checkpointed, for runs sliced into sessions; running again resumes.
 	stopAfter int64
+	// devices is the number of devices to train data-parallel on (0:
+	// every device on CUDA, one elsewhere).
+	devices int
 	// afterWrite, when set (by tests), is called after each file a step
 	// writes, named: "metrics", "checkpoint".
 	afterWrite func(what string)
@@ -105,6 +108,7 @@ func parseFlags(args []string) (options, error) {
 		flagcheck.Rule{Flag: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
 		flagcheck.Rule{Flag: "pictures-every", Value: o.picturesEvery, OK: o.picturesEvery > 0, Want: "> 0"},
 		flagcheck.Rule{Flag: "stop-after", Value: o.stopAfter, OK: o.stopAfter >= 0, Want: "≥ 0 (0: run to the end)"},
+		flagcheck.Rule{Flag: "devices", Value: o.devices, OK: o.devices >= 0, Want: "≥ 0 (0: every GPU on CUDA, one device elsewhere)"},
 	)
 }
 
@@ -128,6 +132,7 @@ func declareFlags(o *options) (*flag.FlagSet, modelSettings) {
 	fs.IntVar(&o.keepEpochs, "keep-epochs", 0, "also snapshot the model at the end of each epoch into OUT/"+epochsDir+", keeping the last N (eval-lebm averages anomaly AUPRC over them); 0: off")
 	fs.DurationVar(&o.checkpointEvery, "checkpoint-every", 10*time.Minute, "also checkpoint this often within an epoch")
 	fs.DurationVar(&o.picturesEvery, "pictures-every", 5*time.Minute, "besides each epoch's grids, write sample and reconstruction grids this often within an epoch (files named by step)")
+	fs.IntVar(&o.devices, "devices", 0, "train data-parallel over this many devices, each batch split between them (0: every device on CUDA, one elsewhere; on XLA CPU, the plugin is asked for that many devices); -batch must be a multiple of it")
 	fs.Int64Var(&o.stopAfter, "stop-after", 0, "checkpoint and exit after this many steps of this invocation, even mid-epoch; run the same command again to go on (0: run to the end)")
 	return fs, modelFlags(fs)
 }

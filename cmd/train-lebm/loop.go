@@ -40,6 +40,8 @@ type session struct {
 	// this invocation started from; total the run's last step.
 	perEpoch, first, total int64
 	stop                   <-chan os.Signal
+	// devices is the number of devices each batch is split over.
+	devices int
 
 	ds *endless
 	// rec is the record of the step being handled.
@@ -84,7 +86,13 @@ func (s *session) run(ds *endless) (finished bool, err error) {
 	}))
 	loop.OnStep("stop if asked", 5, s.hook(s.stopIfAsked))
 
-	_, err = loop.RunToGlobalStep(ds, int(s.total))
+	var batches train.Dataset = ds
+	if s.devices > 1 {
+		if batches, err = lebm.NewShardedBatches(ds, s.devices); err != nil {
+			return false, err
+		}
+	}
+	_, err = loop.RunToGlobalStep(batches, int(s.total))
 	switch {
 	case errors.Is(err, errStopped):
 		return false, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -195,6 +196,10 @@ func TestStopMidEpochAndResumeEqualsUninterrupted(t *testing.T) {
 	if n := len(readMetrics(t, sliced)); n != 6 {
 		t.Fatalf("-stop-after 6 ran %d steps", n)
 	}
+	sliced6 := t.TempDir()
+	if err := os.CopyFS(sliced6, os.DirFS(sliced)); err != nil {
+		t.Fatal(err)
+	}
 	if err := runCommand(t, quickFlags(sliced, "2")); err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +216,36 @@ func TestStopMidEpochAndResumeEqualsUninterrupted(t *testing.T) {
 	if want[7].TestReconstructionMSE == 0 {
 		t.Error("the last step has no test reconstruction error: the epoch did not end there")
 	}
+
+	// Checkpoints do not depend on the device count: the run stopped at
+	// step 6 on one device goes on on 2 for a step, then on 1 again,
+	// following the uninterrupted single-device run up to the order of
+	// float32 sums (data-parallel steps are the single-device steps,
+	// partitioned).
+	for _, run := range [][]string{
+		quickFlags(sliced6, "2", "-devices", "2", "-stop-after", "1"),
+		quickFlags(sliced6, "2"),
+	} {
+		if err := runCommand(t, run); err != nil {
+			t.Fatalf("%q: %v", run, err)
+		}
+	}
+	got = readMetrics(t, sliced6)
+	if len(got) != 8 {
+		t.Fatalf("%d steps, want 8", len(got))
+	}
+	worst := 0.0
+	for i := range want {
+		w, g := want[i], got[i]
+		for _, pair := range [][2]float64{{w.GeneratorLoss, g.GeneratorLoss}, {w.PriorLoss, g.PriorLoss},
+			{w.ReconstructionMSE, g.ReconstructionMSE}, {w.TestReconstructionMSE, g.TestReconstructionMSE}} {
+			worst = math.Max(worst, math.Abs(pair[0]-pair[1])/(1e-3+math.Abs(pair[0])))
+		}
+		if worst > 5e-3 { // float32 sums in another order, amplified by the Langevin chains
+			t.Fatalf("step %d after changes of device count:\n got %+v\nwant %+v", i+1, g, w)
+		}
+	}
+	t.Logf("largest relative difference from the single-device run: %.2g", worst)
 }
 
 func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
@@ -250,6 +285,10 @@ func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
 			[]string{"-anomaly-holdout", "held-out class 12"}},
 		{"bad ED setting", quickFlags(t.TempDir(), "1", "-ed-t", "-1"), nil, []string{"t (perturbation variance) = -1"}},
 		{"unknown compute dtype", quickFlags(t.TempDir(), "1", "-compute-dtype", "float16"), nil, []string{"ComputeDType", "float16"}},
+		{"batch that does not split over the devices", quickFlags(t.TempDir(), "1", "-devices", "3"), nil,
+			[]string{"flag -batch 16", "does not split over 3 devices"}},
+		{"more devices than the backend has", quickFlags(t.TempDir(), "1", "-backend", "go", "-devices", "2"), nil,
+			[]string{"flag -devices 2", "has 1 device(s)"}},
 		{"checkpoint of another architecture", quickFlags(trained, "2", "-ed-m", "4"), nil,
 			[]string{"different model", "this run asks for lebm_ed_m=4", "the checkpoint has lebm_ed_m=16"}},
 		{"corrupt checkpoint", quickFlags(trained, "2"), func() { os.Truncate(bins[0], 100) },
@@ -301,6 +340,7 @@ func TestMistakesAreNamedBeforeLoadingAndCreateNothing(t *testing.T) {
 		{"ED setting", []string{"-ed-t", "-1"}, nil, []string{"flag -ed-t -1", "t (perturbation variance) = -1"}},
 		{"unknown -set name", []string{"-set", "lebm_bogus=1"}, nil, []string{"flag -set lebm_bogus=1", `"lebm_bogus" is not known`}},
 		{"bad -set value", []string{"-set", "lebm_ed_m=0"}, nil, []string{"flag -set lebm_ed_m=0", "M = 0"}},
+		{"negative device count", []string{"-devices", "-1"}, nil, []string{"flag -devices -1: must be ≥ 0"}},
 		{"-out a file", []string{"-out", file}, nil, []string{"flag -out " + file, "not a folder"}},
 		{"LATEST a picture", nil, func(out string) {
 			os.MkdirAll(filepath.Join(out, "checkpoint"), 0o755)

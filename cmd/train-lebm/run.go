@@ -77,11 +77,19 @@ func run(o options, stop <-chan os.Signal) error {
 			fmt.Printf("settings changed from the paper's: %s\n", strings.Join(changes, ", "))
 		}
 	}
-	b, err := backend.OpenForCommand(o.backend)
+	request := o.backend
+	if cpuDevices := backend.CPUDevicesFor(o.devices); choice.CPUDevices > 0 && cpuDevices > choice.CPUDevices {
+		request += fmt.Sprintf(",devices=%d", cpuDevices)
+	}
+	b, err := backend.OpenForCommand(request)
 	if err != nil {
 		return err
 	}
 	defer b.Finalize()
+	devices, err := o.deviceCount(choice, b.NumDevices())
+	if err != nil {
+		return err
+	}
 	ckptDir := filepath.Join(o.out, "checkpoint")
 	model, err := openModel(b, o.cfg, ckptDir)
 	if err != nil {
@@ -123,7 +131,7 @@ func run(o options, stop <-chan os.Signal) error {
 		return nil
 	}
 	s := &session{o: o, model: model, test: test, ckptDir: ckptDir, encoder: encoder, history: history,
-		perEpoch: perEpoch, first: step, total: total, stop: stop}
+		perEpoch: perEpoch, first: step, total: total, stop: stop, devices: devices}
 	fmt.Println("building the training graph (XLA also compiles it: the first step waits for that)…")
 	finished, err := s.run(&endless{batches: batches, name: o.data})
 	if err != nil || !finished {
@@ -131,6 +139,29 @@ func run(o options, stop <-chan os.Signal) error {
 	}
 	fmt.Printf("\ndone: %d steps; outputs in %s\n", total, o.out)
 	return nil
+}
+
+// deviceCount is the number of devices to train on: -devices, or by
+// default every device on CUDA and one elsewhere; it must not exceed the
+// backend's available devices and must divide the batch.
+func (o options) deviceCount(choice backend.Choice, available int) (int, error) {
+	n := o.devices
+	if n == 0 {
+		n = 1
+		if choice.CUDA() {
+			n = available
+		}
+	}
+	if n > available {
+		return 0, fmt.Errorf("flag -devices %d: the backend (%s) has %d device(s)", n, choice.Config, available)
+	}
+	if o.batch%n != 0 {
+		return 0, fmt.Errorf("flag -batch %d: does not split over %d devices (-devices); want a multiple of %d", o.batch, n, n)
+	}
+	if n > 1 {
+		fmt.Printf("data-parallel over %d devices: %d images of each batch of %d per device\n", n, o.batch/n, o.batch)
+	}
+	return n, nil
 }
 
 // batchSource is the training batches: datasets.Batches over images in

@@ -6,6 +6,7 @@ package testutil
 
 import (
 	"encoding/csv"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -55,6 +56,35 @@ var SimpleGo = sync.OnceValue(func() backends.Backend {
 	b, _, err := backend.Open("go")
 	return must.M1(b, err)
 })
+
+// MultiDeviceCount is the number of devices the data-parallel tests split
+// batches over at most.
+const MultiDeviceCount = 4
+
+// multiDevice is MultiDevice's backend, opened once.
+var multiDevice = sync.OnceValues(func() (backends.Backend, error) {
+	cpuDevices := backend.CPUDevicesFor(MultiDeviceCount)
+	if _, choice := opened(); choice.CUDA() && Backend().NumDevices() >= MultiDeviceCount ||
+		choice.CPUDevices >= cpuDevices {
+		return Backend(), nil
+	}
+	b, _, err := backend.Open(fmt.Sprintf("cpu,devices=%d", cpuDevices))
+	return b, err
+})
+
+// MultiDevice is a backend on which batches can be split over up to
+// MultiDeviceCount devices, for the data-parallel tests: the tests'
+// backend where it has the devices, else XLA CPU with
+// backend.CPUDevicesFor(MultiDeviceCount) devices (SimpleGo has one).
+// Without the XLA CPU plugin, t fails naming the command that installs it.
+func MultiDevice(t testing.TB) backends.Backend {
+	t.Helper()
+	b, err := multiDevice()
+	if err != nil {
+		t.Fatalf("the data-parallel tests need XLA CPU (%v); install it with %s", err, backend.InstallCPUCommand)
+	}
+	return b
+}
 
 // TF32 reports whether the tests' backend rounds the inputs of float32
 // matrix products to TF32 (backend.Choice.TF32Products): -backend go-tf32,
