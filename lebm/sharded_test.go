@@ -117,10 +117,9 @@ func TestLoopAndShardedTrainingFollowTrainStep(t *testing.T) {
 		worst := 0.0
 		for i := range want {
 			w, g := want[i], got[i]
-			for _, pair := range [][2]float64{{w.GeneratorLoss, g.GeneratorLoss}, {w.PriorLoss, g.PriorLoss},
-				{w.PosteriorEnergy, g.PosteriorEnergy}, {w.ReconstructionMSE, g.ReconstructionMSE}} {
-				worst = math.Max(worst, math.Abs(pair[0]-pair[1])/(1e-3+math.Abs(pair[0])))
-			}
+			worst = math.Max(worst, testutil.MaxRelativeDiff(
+				[]float64{g.GeneratorLoss, g.PriorLoss, g.PosteriorEnergy, g.ReconstructionMSE},
+				[]float64{w.GeneratorLoss, w.PriorLoss, w.PosteriorEnergy, w.ReconstructionMSE}, 1e-3))
 			if g.Step != w.Step || !g.Finite {
 				t.Fatalf("%s: step %d reported as step %d, finite %v", tc.name, w.Step, g.Step, g.Finite)
 			}

@@ -150,6 +150,8 @@ func TestFlagErrors(t *testing.T) {
 	}{
 		{[]string{"-batch", "0"}, "-batch 0"},
 		{[]string{"-iters", "0"}, "-iters 0"},
+		{[]string{"-devices", "3", "-batch", "16"}, "-devices 3, -batch 16"},
+		{[]string{"-backend", "go", "-devices", "2", "-batch", "16"}, "flag -devices 2: the backend has 1 device(s)"},
 		{[]string{"-flops-only", "-shapes", "imagenet"}, "imagenet"},
 		{[]string{"-no-such-flag"}, "no-such-flag"},
 	}

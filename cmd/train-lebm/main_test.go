@@ -237,10 +237,9 @@ func TestStopMidEpochAndResumeEqualsUninterrupted(t *testing.T) {
 	worst := 0.0
 	for i := range want {
 		w, g := want[i], got[i]
-		for _, pair := range [][2]float64{{w.GeneratorLoss, g.GeneratorLoss}, {w.PriorLoss, g.PriorLoss},
-			{w.ReconstructionMSE, g.ReconstructionMSE}, {w.TestReconstructionMSE, g.TestReconstructionMSE}} {
-			worst = math.Max(worst, math.Abs(pair[0]-pair[1])/(1e-3+math.Abs(pair[0])))
-		}
+		worst = math.Max(worst, testutil.MaxRelativeDiff(
+			[]float64{g.GeneratorLoss, g.PriorLoss, g.ReconstructionMSE, g.TestReconstructionMSE},
+			[]float64{w.GeneratorLoss, w.PriorLoss, w.ReconstructionMSE, w.TestReconstructionMSE}, 1e-3))
 		if worst > 5e-3 { // float32 sums in another order, amplified by the Langevin chains
 			t.Fatalf("step %d after changes of device count:\n got %+v\nwant %+v", i+1, g, w)
 		}

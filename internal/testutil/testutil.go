@@ -119,6 +119,23 @@ func AssertAllClose(t testing.TB, what string, got, want []float64, tol float64)
 	}
 }
 
+// MaxRelativeDiff is the largest |got[i] − want[i]| / (floor + |want[i]|)
+// (+Inf where got is NaN or the lengths differ): how far two runs'
+// metrics drifted apart, floor keeping values near zero from dominating.
+func MaxRelativeDiff(got, want []float64, floor float64) float64 {
+	if len(got) != len(want) {
+		return math.Inf(1)
+	}
+	worst := 0.0
+	for i := range got {
+		if math.IsNaN(got[i]) {
+			return math.Inf(1)
+		}
+		worst = math.Max(worst, math.Abs(got[i]-want[i])/(floor+math.Abs(want[i])))
+	}
+	return worst
+}
+
 // Array is a float64 tensor given as flat row-major data and dimensions.
 type Array struct {
 	Data []float64
