@@ -27,17 +27,26 @@ import (
 	"github.com/edlebm/edlebm/internal/settings"
 )
 
-// Methods lists the training objectives.
+// Methods lists the training objectives for real-valued data (the points
+// of the toy sets).
 var Methods = []string{"ed", "sm", "cd", "dsm"}
+
+// BinaryMethods lists the training objectives for binary data (values 0
+// and 1): energy discrepancy with Bernoulli bit flips.
+var BinaryMethods = []string{"bed"}
 
 // Config is one density-estimation run's settings.
 type Config struct {
 	// Method is "ed" (energy discrepancy), "sm" (exact score matching),
 	// "cd" (contrastive divergence with Langevin negatives from the data)
-	// or "dsm" (denoising score matching, the paper's comparison).
+	// or "dsm" (denoising score matching, the paper's comparison), for
+	// points of the plane; "bed" (energy discrepancy with Bernoulli bit
+	// flips) for binary data, such as the Gray-coded toy sets.
 	Method string
 	ED     losses.EDConfig
 	CD     losses.CDConfig
+	// BED is the setting of method "bed".
+	BED losses.BernoulliEDConfig
 	// DSMVariance is the variance t of denoising score matching's Gaussian
 	// noise (method "dsm"; unset, and left out of JSON, for the others).
 	DSMVariance float64 `json:",omitempty"`
@@ -47,6 +56,10 @@ type Config struct {
 	// EMADecay is the decay of the parameter average used for evaluation.
 	EMADecay float64
 }
+
+// DefaultBED is the Bernoulli energy discrepancy of the authors' Gray-code
+// experiments: each bit flipped with probability 0.1, 32 negatives, w = 1.
+var DefaultBED = losses.BernoulliEDConfig{Epsilon: 0.1, M: 32, W: 1}
 
 // DefaultConfig is the paper's setting for the 2-D experiments.
 func DefaultConfig(method string) Config {
@@ -59,6 +72,7 @@ func DefaultConfig(method string) Config {
 		Method:       method,
 		ED:           losses.DefaultToyED,
 		CD:           losses.DefaultToyCD,
+		BED:          DefaultBED,
 		MLP:          nets.ToyEnergyMLP(),
 		LearningRate: 1e-3,
 		EMADecay:     0.999,
@@ -76,13 +90,17 @@ func (c Config) Validate() error {
 		if err := c.CD.Validate(); err != nil {
 			return err
 		}
+	case "bed":
+		if err := c.BED.Validate(); err != nil {
+			return err
+		}
 	case "sm":
 	case "dsm":
 		if !(c.DSMVariance > 0) || math.IsInf(c.DSMVariance, 1) {
 			return fmt.Errorf("denoising score matching noise variance = %v: must be a finite number > 0", c.DSMVariance)
 		}
 	default:
-		return fmt.Errorf("method %q: want one of %v", c.Method, Methods)
+		return fmt.Errorf("method %q: want one of %v, or for binary data %v", c.Method, Methods, BinaryMethods)
 	}
 	if err := c.MLP.Validate(); err != nil {
 		return fmt.Errorf("energy network: %w", err)
@@ -114,6 +132,9 @@ func (c *Config) params() []settings.Param {
 		{Key: "cd_no_noise", Ptr: &c.CD.Langevin.NoNoise},
 		{Key: "cd_reg", Ptr: &c.CD.Reg},
 		{Key: "dsm_variance", Ptr: &c.DSMVariance},
+		{Key: "bed_epsilon", Ptr: &c.BED.Epsilon},
+		{Key: "bed_m", Ptr: &c.BED.M},
+		{Key: "bed_w", Ptr: &c.BED.W},
 		{Key: "mlp_hidden", Ptr: &c.MLP.Hidden},
 		{Key: "mlp_activation", Ptr: &c.MLP.Activation},
 		{Key: "mlp_leaky_slope", Ptr: &c.MLP.LeakySlope},
@@ -172,6 +193,8 @@ func Loss(ctx *context.Context, x *Node, cfg Config) *Node {
 		return losses.ContrastiveDivergence(ctx, energy, x, cfg.CD)
 	case "dsm":
 		return losses.DenoisingScoreMatching(ctx, energy, x, math.Sqrt(cfg.DSMVariance))
+	case "bed":
+		return losses.BernoulliEnergyDiscrepancy(ctx, energy, x, cfg.BED)
 	}
 	panic(fmt.Errorf("density: method %q: want one of %v", cfg.Method, Methods))
 }

@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -169,7 +170,11 @@ func (o options) configs() ([]density.Config, error) {
 	}
 	var out []density.Config
 	for _, method := range strings.Split(o.methods, ",") {
-		cfg := density.DefaultConfig(strings.TrimSpace(method))
+		method = strings.TrimSpace(method)
+		if slices.Contains(density.BinaryMethods, method) {
+			return nil, fmt.Errorf("method %s is for binary data, not the points of the plane: want one of %v", method, density.Methods)
+		}
+		cfg := density.DefaultConfig(method)
 		cfg.LearningRate, cfg.EMADecay = o.lr, o.ema
 		cfg.MLP.Hidden, cfg.MLP.Activation = hidden, o.activation
 		if o.init != nets.InitPyTorch { // "" is PyTorch's

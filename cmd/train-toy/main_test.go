@@ -23,6 +23,7 @@ func TestBadFlagsAreClearErrors(t *testing.T) {
 		{"w < 0", []string{"-ed-w", "-0.5"}, "w = -0.5"},
 		{"unknown data set", []string{"-data", "spiral9"}, `"spiral9"`},
 		{"unknown method", []string{"-methods", "ed,mle"}, `"mle"`},
+		{"binary method", []string{"-methods", "bed"}, "method bed is for binary data"},
 		{"bad hidden widths", []string{"-hidden", "128,x"}, "-hidden"},
 		{"unknown setting", []string{"-set", "toy_depth=3"}, "toy_depth"},
 		{"invalid setting", []string{"-set", "toy_ed_m=0"}, "M = 0"},
