@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/internal/testutil"
+)
+
+func TestBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"-steps", "0"}, "flag -steps 0"},
+		{[]string{"-hidden", "64,x"}, "flag -hidden 64,x"},
+		{[]string{"-set", "toy_bed_epsilon=1.5"}, "ε = 1.5"},
+		{[]string{"-set", "toy_method=ed"}, "this command trains method bed"},
+		{[]string{"-data", "spiral9"}, `"spiral9"`},
+	} {
+		o, err := parseFlags(append(tc.args, "-backend", testutil.BackendName(), "-out", t.TempDir()))
+		if err == nil {
+			err = run(o)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%q: error %v, want one mentioning %q", tc.args, err, tc.mention)
+		}
+	}
+}
+
+// A short run writes both heat maps and the MMD table, whose floor (two
+// data samples) is below the uniform ceiling.
+func TestShortRunWritesPicturesAndTable(t *testing.T) {
+	out := t.TempDir()
+	o, err := parseFlags([]string{"-backend", testutil.BackendName(), "-data", "8gaussians", "-steps", "20", "-batch", "32",
+		"-hidden", "16", "-grid", "20", "-mmd-n", "200", "-out", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"density.png", "data.png"} {
+		f, err := os.Open(filepath.Join(out, "8gaussians", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil || img.Bounds().Dx() != 400 {
+			t.Errorf("%s: %v, width %d; want a 400-pixel PNG (20 cells of 20)", name, err, img.Bounds().Dx())
+		}
+	}
+	table, err := os.ReadFile(filepath.Join(out, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row result
+	for _, line := range strings.Split(string(table), "\n") {
+		if strings.HasPrefix(line, "| 8gaussians |") {
+			fields := strings.Split(line, "|")
+			row.set = strings.TrimSpace(fields[1])
+			for i, v := range []*float64{&row.model, &row.floor, &row.uniform} {
+				if _, err := fmt.Sscan(strings.TrimSpace(fields[2+i]), v); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if row.set == "" || !(row.floor < row.uniform) {
+		t.Errorf("results.md:\n%s\nwant a row for 8gaussians with the data floor below the uniform ceiling", table)
+	}
+}
+
+func TestCellOfAndDrawCells(t *testing.T) {
+	g := density.Grid{Extent: [4]float64{-2, 2, -2, 2}, Size: 4}
+	cells := g.Points()
+	for i := 0; i < len(cells); i += 2 {
+		if c, ok := cellOf(g, cells[i], cells[i+1]); !ok || c != i/2 {
+			t.Errorf("the centre of cell %d falls in cell %d (%v)", i/2, c, ok)
+		}
+	}
+	if _, ok := cellOf(g, 2.5, 0); ok {
+		t.Error("a point outside the square has a cell")
+	}
+	// softmax(−e) of e = 0, ln 2, +large: 2/3, 1/3, 0.
+	probs := softmaxNeg([]float64{0, math.Ln2, 1e4})
+	if math.Abs(probs[0]-2.0/3) > 1e-12 || math.Abs(probs[1]-1.0/3) > 1e-12 || probs[2] != 0 {
+		t.Errorf("softmaxNeg = %v, want [2/3 1/3 0]", probs)
+	}
+	// Draws follow the probabilities: cell 1 and 2 of four, 1:3.
+	weights := make([]float64, len(cells)/2)
+	weights[1], weights[2] = 0.25, 0.75
+	drawn := drawCells(rand.New(rand.NewPCG(1, 2)), cells, weights, 4000)
+	counts := map[int]int{}
+	for i := 0; i < len(drawn); i += 2 {
+		c, _ := cellOf(g, drawn[i], drawn[i+1])
+		counts[c]++
+	}
+	if len(counts) != 2 || math.Abs(float64(counts[1])/4000-0.25) > 0.03 {
+		t.Errorf("4,000 draws landed in cells %v, want cells 1 and 2 about 1:3", counts)
+	}
+}
