@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -33,7 +34,7 @@ var Methods = []string{"ed", "sm", "cd", "dsm"}
 
 // BinaryMethods lists the training objectives for binary data (values 0
 // and 1): energy discrepancy with Bernoulli bit flips.
-var BinaryMethods = []string{"bed"}
+var BinaryMethods = []string{"bed", "bcd"}
 
 // Config is one density-estimation run's settings.
 type Config struct {
@@ -47,6 +48,10 @@ type Config struct {
 	CD     losses.CDConfig
 	// BED is the setting of method "bed".
 	BED losses.BernoulliEDConfig
+	// GibbsSweeps is the number of Gibbs sweeps that method "bcd"
+	// (contrastive divergence on binary data) advances its persistent
+	// chains, one per example of the batch, before each step.
+	GibbsSweeps int
 	// DSMVariance is the variance t of denoising score matching's Gaussian
 	// noise (method "dsm"; unset, and left out of JSON, for the others).
 	DSMVariance float64 `json:",omitempty"`
@@ -73,6 +78,7 @@ func DefaultConfig(method string) Config {
 		ED:           losses.DefaultToyED,
 		CD:           losses.DefaultToyCD,
 		BED:          DefaultBED,
+		GibbsSweeps:  1,
 		MLP:          nets.ToyEnergyMLP(),
 		LearningRate: 1e-3,
 		EMADecay:     0.999,
@@ -93,6 +99,10 @@ func (c Config) Validate() error {
 	case "bed":
 		if err := c.BED.Validate(); err != nil {
 			return err
+		}
+	case "bcd":
+		if c.GibbsSweeps < 1 {
+			return fmt.Errorf("Gibbs sweeps per step = %d: must be ≥ 1", c.GibbsSweeps)
 		}
 	case "sm":
 	case "dsm":
@@ -135,6 +145,7 @@ func (c *Config) params() []settings.Param {
 		{Key: "bed_epsilon", Ptr: &c.BED.Epsilon},
 		{Key: "bed_m", Ptr: &c.BED.M},
 		{Key: "bed_w", Ptr: &c.BED.W},
+		{Key: "gibbs_sweeps", Ptr: &c.GibbsSweeps},
 		{Key: "mlp_hidden", Ptr: &c.MLP.Hidden},
 		{Key: "mlp_activation", Ptr: &c.MLP.Activation},
 		{Key: "mlp_leaky_slope", Ptr: &c.MLP.LeakySlope},
@@ -195,8 +206,31 @@ func Loss(ctx *context.Context, x *Node, cfg Config) *Node {
 		return losses.DenoisingScoreMatching(ctx, energy, x, math.Sqrt(cfg.DSMVariance))
 	case "bed":
 		return losses.BernoulliEnergyDiscrepancy(ctx, energy, x, cfg.BED)
+	case "bcd":
+		return losses.ContrastiveDivergenceWithNegatives(energy, x, persistentChains(ctx, energy, x, cfg.GibbsSweeps), 0)
 	}
 	panic(fmt.Errorf("density: method %q: want one of %v", cfg.Method, Methods))
+}
+
+// chainsScope holds the persistent Gibbs chains of method "bcd".
+const chainsScope = "/chains"
+
+// persistentChains advances the persistent chains of contrastive
+// divergence on binary data — one per example of the batch x, kept in a
+// variable of the model's context (so checkpoints keep them), started
+// uniformly at random at the first step — by sweeps Gibbs sweeps of the
+// current energy, and returns them.
+func persistentChains(ctx *context.Context, energy losses.EnergyFn, x *Node, sweeps int) *Node {
+	g := x.Graph()
+	v := ctx.InAbsPath(chainsScope).Checked(false).VariableWithValue("chains", tensors.FromShape(x.Shape())).SetTrainable(false)
+	first := Equal(optimizers.GetGlobalStepVar(ctx).ValueGraph(g), ScalarZero(g, dtypes.Int64))
+	half := Scalar(g, x.DType(), 0.5)
+	chains := Where(first, ctx.RandomBernoulli(half, x.Shape()), v.ValueGraph(g))
+	for range sweeps {
+		chains = losses.GibbsSweep(ctx, energy, chains)
+	}
+	v.SetValueGraph(chains)
+	return chains
 }
 
 // Model is an energy network being trained on a stream of data batches,

@@ -2,7 +2,8 @@
 // experiment (appendix, after Dai et al. 2020): the 2-D toy sets mapped to
 // {0,1}³² by Gray codes (datasets/graycode), an MLP energy on the bits
 // trained with energy discrepancy under Bernoulli bit flips (density
-// method "bed"). For each set it writes the learned distribution decoded
+// method "bed") and, as the baseline, with contrastive divergence on
+// persistent Gibbs chains ("bcd"). For each set and method it writes the learned distribution decoded
 // back to the plane as a heat map (density.png, the paper's figure) beside
 // the data's (data.png), and the MMD² (exponential Hamming kernel, as Dai
 // et al.) between fresh data and samples of the model, with the values of
@@ -27,6 +28,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
@@ -46,17 +48,18 @@ import (
 )
 
 type options struct {
-	data, out, backend, hidden, set string
-	steps, batch, grid, mmdN        int
-	seed                            int64
-	lr, ema                         float64
+	data, methods, out, backend, hidden, set string
+	steps, batch, grid, mmdN                 int
+	seed                                     int64
+	lr, ema                                  float64
 }
 
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("train-graycode", flag.ContinueOnError)
 	fs.StringVar(&o.data, "data", "pinwheel", "comma-separated 2-D sets: "+strings.Join(toy2d.Names(), ", "))
-	fs.StringVar(&o.out, "out", "out/graycode", "output folder (a folder per set is made in it)")
+	fs.StringVar(&o.methods, "methods", "bed,bcd", "comma-separated methods: bed (energy discrepancy, Bernoulli flips), bcd (contrastive divergence, persistent Gibbs chains)")
+	fs.StringVar(&o.out, "out", "out/graycode", "output folder (a folder per set and method is made in it)")
 	fs.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
 	fs.IntVar(&o.steps, "steps", 20000, "training steps")
 	fs.IntVar(&o.batch, "batch", 128, "fresh data samples per step")
@@ -74,7 +77,7 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if _, err := o.config(); err != nil {
+	if _, err := o.configs(); err != nil {
 		return o, err
 	}
 	return o, flagcheck.Check(
@@ -85,9 +88,26 @@ func parseFlags(args []string) (options, error) {
 	)
 }
 
-// config is the model's configuration from the flags.
-func (o options) config() (density.Config, error) {
-	cfg := density.DefaultConfig("bed")
+// configs are the models' configurations from the flags, one per method.
+func (o options) configs() ([]density.Config, error) {
+	var out []density.Config
+	for _, method := range strings.Split(o.methods, ",") {
+		method = strings.TrimSpace(method)
+		if !slices.Contains(density.BinaryMethods, method) {
+			return nil, fmt.Errorf("flag -methods: %q: want one of %v", method, density.BinaryMethods)
+		}
+		cfg, err := o.config(method)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cfg)
+	}
+	return out, nil
+}
+
+// config is the configuration of method from the flags.
+func (o options) config(method string) (density.Config, error) {
+	cfg := density.DefaultConfig(method)
 	var hidden []int
 	for _, f := range strings.Split(o.hidden, ",") {
 		var w int
@@ -105,8 +125,8 @@ func (o options) config() (density.Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("flag -set: %w", err)
 	}
-	if cfg.Method != "bed" {
-		return cfg, fmt.Errorf("flag -set: %smethod=%s: this command trains method bed", density.ParamPrefix, cfg.Method)
+	if cfg.Method != method {
+		return cfg, fmt.Errorf("flag -set: %smethod=%s: choose methods with -methods", density.ParamPrefix, cfg.Method)
 	}
 	return cfg, nil
 }
@@ -133,7 +153,7 @@ func run(o options) error {
 		}
 		sets = append(sets, set)
 	}
-	cfg, err := o.config()
+	configs, err := o.configs()
 	if err != nil {
 		return err
 	}
@@ -144,24 +164,26 @@ func run(o options) error {
 	defer b.Finalize()
 	var rows []result
 	for _, set := range sets {
-		r, err := trainOne(b, set, cfg, o)
-		if err != nil {
-			return fmt.Errorf("%s: %w", set.Name(), err)
+		for _, cfg := range configs {
+			r, err := trainOne(b, set, cfg, o)
+			if err != nil {
+				return fmt.Errorf("%s, %s: %w", set.Name(), cfg.Method, err)
+			}
+			rows = append(rows, r)
 		}
-		rows = append(rows, r)
 	}
 	return writeResults(filepath.Join(o.out, "results.md"), o, rows)
 }
 
-// result is one set's MMD² values.
+// result is the MMD² values of one set and method.
 type result struct {
-	set                   string
+	set, method           string
 	model, floor, uniform float64
 }
 
 // trainOne trains the model on set, draws its pictures and returns its MMDs.
 func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options) (result, error) {
-	dir := filepath.Join(o.out, set.Name())
+	dir := filepath.Join(o.out, set.Name(), cfg.Method)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return result{}, err
 	}
@@ -174,7 +196,7 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options)
 	if err != nil {
 		return result{}, err
 	}
-	fmt.Printf("training bed on Gray-coded %s (extent %.2f, %d bits) for %d steps → %s\n", set.Name(), enc.Extent, graycode.Bits, o.steps, dir)
+	fmt.Printf("training %s on Gray-coded %s (extent %.2f, %d bits) for %d steps → %s\n", cfg.Method, set.Name(), enc.Extent, graycode.Bits, o.steps, dir)
 	loop := train.NewLoop(model.Trainer())
 	commandline.AttachProgressBar(loop)
 	loop.OnStep("divergence guard", 0, func(_ *train.Loop, metrics []*tensors.Tensor) error {
@@ -212,7 +234,7 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options)
 		return result{}, err
 	}
 
-	r := result{set: set.Name()}
+	r := result{set: set.Name(), method: cfg.Method}
 	encode := func(pts []float32) []float32 {
 		out, _ := enc.EncodeAll(pts)
 		return out
@@ -234,7 +256,7 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options)
 			return result{}, err
 		}
 	}
-	fmt.Printf("%s: MMD² model %.5f, data floor %.5f, uniform %.5f\n", set.Name(), r.model, r.floor, r.uniform)
+	fmt.Printf("%s, %s: MMD² model %.5f, data floor %.5f, uniform %.5f\n", set.Name(), cfg.Method, r.model, r.floor, r.uniform)
 	return r, nil
 }
 
@@ -320,10 +342,11 @@ func cellOf(g density.Grid, x, y float32) (int, bool) {
 // writeResults writes the MMD table.
 func writeResults(path string, o options, rows []result) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
-		fmt.Fprintf(w, "Command: `train-graycode -data %s -steps %d -batch %d -seed %d -hidden %s -grid %d -mmd-n %d`\n\n", o.data, o.steps, o.batch, o.seed, o.hidden, o.grid, o.mmdN)
-		fmt.Fprintf(w, "| set | MMD² model (ED, Bernoulli) | MMD² second data sample (floor) | MMD² uniform on the square (ceiling) |\n|---|---|---|---|\n")
+		fmt.Fprintf(w, "Command: `train-graycode -data %s -methods %s -steps %d -batch %d -seed %d -hidden %s -grid %d -mmd-n %d`\n\n",
+			o.data, o.methods, o.steps, o.batch, o.seed, o.hidden, o.grid, o.mmdN)
+		fmt.Fprintf(w, "| set | method | MMD² model | MMD² second data sample (floor) | MMD² uniform on the square (ceiling) |\n|---|---|---|---|---|\n")
 		for _, r := range rows {
-			fmt.Fprintf(w, "| %s | %.5f | %.5f | %.5f |\n", r.set, r.model, r.floor, r.uniform)
+			fmt.Fprintf(w, "| %s | %s | %.5f | %.5f | %.5f |\n", r.set, r.method, r.model, r.floor, r.uniform)
 		}
 		return nil
 	})

@@ -22,7 +22,9 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-steps", "0"}, "flag -steps 0"},
 		{[]string{"-hidden", "64,x"}, "flag -hidden 64,x"},
 		{[]string{"-set", "toy_bed_epsilon=1.5"}, "ε = 1.5"},
-		{[]string{"-set", "toy_method=ed"}, "this command trains method bed"},
+		{[]string{"-set", "toy_method=ed"}, "choose methods with -methods"},
+		{[]string{"-methods", "bed,ed"}, `flag -methods: "ed"`},
+		{[]string{"-methods", "bcd", "-set", "toy_gibbs_sweeps=0"}, "Gibbs sweeps per step = 0"},
 		{[]string{"-data", "spiral9"}, `"spiral9"`},
 	} {
 		o, err := parseFlags(append(tc.args, "-backend", testutil.BackendName(), "-out", t.TempDir()))
@@ -47,7 +49,7 @@ func TestShortRunWritesPicturesAndTable(t *testing.T) {
 	if err := run(o); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"density.png", "data.png"} {
+	for _, name := range []string{"bed/density.png", "bed/data.png", "bcd/density.png"} {
 		f, err := os.Open(filepath.Join(out, "8gaussians", name))
 		if err != nil {
 			t.Fatal(err)
@@ -62,20 +64,21 @@ func TestShortRunWritesPicturesAndTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var row result
+	var rows []result
 	for _, line := range strings.Split(string(table), "\n") {
 		if strings.HasPrefix(line, "| 8gaussians |") {
 			fields := strings.Split(line, "|")
-			row.set = strings.TrimSpace(fields[1])
+			row := result{set: strings.TrimSpace(fields[1]), method: strings.TrimSpace(fields[2])}
 			for i, v := range []*float64{&row.model, &row.floor, &row.uniform} {
-				if _, err := fmt.Sscan(strings.TrimSpace(fields[2+i]), v); err != nil {
+				if _, err := fmt.Sscan(strings.TrimSpace(fields[3+i]), v); err != nil {
 					t.Fatal(err)
 				}
 			}
+			rows = append(rows, row)
 		}
 	}
-	if row.set == "" || !(row.floor < row.uniform) {
-		t.Errorf("results.md:\n%s\nwant a row for 8gaussians with the data floor below the uniform ceiling", table)
+	if len(rows) != 2 || rows[0].method != "bed" || rows[1].method != "bcd" || !(rows[0].floor < rows[0].uniform) {
+		t.Errorf("results.md:\n%s\nwant rows for bed and bcd on 8gaussians, the data floor below the uniform ceiling", table)
 	}
 }
 
