@@ -277,6 +277,17 @@ func New(backend backends.Backend, cfg Config, seed int64) (*Model, error) {
 // Trainer is the GoMLX trainer of the model, for use with train.Loop.
 func (m *Model) Trainer() *train.Trainer { return m.trainer }
 
+// NewLoop returns GoMLX's training loop over the model's trainer, which
+// stops at the first step whose loss is NaN or infinite with CheckFinite's
+// error (it names the step).
+func (m *Model) NewLoop() *train.Loop {
+	loop := train.NewLoop(m.trainer)
+	loop.OnStep("divergence guard", 0, func(_ *train.Loop, metrics []*tensors.Tensor) error {
+		return CheckFinite(m.Step(), toFloat64(metrics[0]))
+	})
+	return loop
+}
+
 // Context holds the model's variables, optimizer state and RNG state.
 func (m *Model) Context() *context.Context { return m.ctx }
 

@@ -33,7 +33,6 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/ui/commandline"
 
 	"github.com/edlebm/edlebm/atomicfile"
@@ -197,11 +196,8 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options)
 		return result{}, err
 	}
 	fmt.Printf("training %s on Gray-coded %s (extent %.2f, %d bits) for %d steps → %s\n", cfg.Method, set.Name(), enc.Extent, graycode.Bits, o.steps, dir)
-	loop := train.NewLoop(model.Trainer())
+	loop := model.NewLoop()
 	commandline.AttachProgressBar(loop)
-	loop.OnStep("divergence guard", 0, func(_ *train.Loop, metrics []*tensors.Tensor) error {
-		return density.CheckFinite(model.Step(), float64(tensors.ToScalar[float32](metrics[0])))
-	})
 	if _, err := loop.RunToGlobalStep(encoded{points, enc}, o.steps); err != nil {
 		return result{}, err
 	}
