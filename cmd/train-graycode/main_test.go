@@ -69,7 +69,7 @@ func TestShortRunWritesPicturesAndTable(t *testing.T) {
 		if strings.HasPrefix(line, "| 8gaussians |") {
 			fields := strings.Split(line, "|")
 			row := result{set: strings.TrimSpace(fields[1]), method: strings.TrimSpace(fields[2])}
-			for i, v := range []*float64{&row.model, &row.floor, &row.uniform} {
+			for i, v := range []*float64{&row.model, &row.gridded, &row.floor, &row.uniform} {
 				if _, err := fmt.Sscan(strings.TrimSpace(fields[3+i]), v); err != nil {
 					t.Fatal(err)
 				}
@@ -77,8 +77,8 @@ func TestShortRunWritesPicturesAndTable(t *testing.T) {
 			rows = append(rows, row)
 		}
 	}
-	if len(rows) != 2 || rows[0].method != "bed" || rows[1].method != "bcd" || !(rows[0].floor < rows[0].uniform) {
-		t.Errorf("results.md:\n%s\nwant rows for bed and bcd on 8gaussians, the data floor below the uniform ceiling", table)
+	if len(rows) != 2 || rows[0].method != "bed" || rows[1].method != "bcd" || !(rows[0].floor < rows[0].gridded && rows[0].gridded < rows[0].uniform) {
+		t.Errorf("results.md:\n%s\nwant rows for bed and bcd on 8gaussians: second data sample < data on the cells < uniform", table)
 	}
 }
 
@@ -92,6 +92,9 @@ func TestCellOfAndDrawCells(t *testing.T) {
 	}
 	if _, ok := cellOf(g, 2.5, 0); ok {
 		t.Error("a point outside the square has a cell")
+	}
+	if got := centred(g, []float32{0.2, -1.9, 3, 0}); got[0] != 0.5 || got[1] != -1.5 || got[2] != 3 || got[3] != 0 {
+		t.Errorf("centred = %v, want [0.5 −1.5 3 0] (the last point outside stays)", got)
 	}
 	// softmax(−e) of e = 0, ln 2, +large: 2/3, 1/3, 0.
 	probs := softmaxNeg([]float64{0, math.Ln2, 1e4})
