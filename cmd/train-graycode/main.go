@@ -11,9 +11,9 @@
 // square (the ceiling), in results.md.
 //
 // The model's samples are drawn from its distribution restricted to the
-// heat map's cells — exactly, by enumeration, not by MCMC — which is the
-// model where the data live (the 32-bit codes outside the square are not
-// drawn).
+// heat map's cells — exactly, by enumeration, not by MCMC — each then
+// uniformly within its cell: the model at the heat map's resolution, where
+// the data live (the 32-bit codes outside the square are not drawn).
 //
 //	go run ./cmd/train-graycode -data pinwheel,8gaussians -steps 20000
 package main
@@ -178,9 +178,9 @@ func run(o options) error {
 type result struct {
 	set, method string
 	// model, gridded, floor and uniform are the MMD² of the model's
-	// samples, of data moved to the centres of their cells (the best
-	// samples drawn from the cells can do), of a second data sample and of
-	// uniform noise over the square.
+	// samples, of data redrawn within their cells (the best samples drawn
+	// from the cells can do), of a second data sample and of uniform noise
+	// over the square.
 	model, gridded, floor, uniform float64
 }
 
@@ -248,10 +248,10 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options)
 		value  *float64
 		sample []float32
 	}{
-		{&r.model, drawCells(rng, cells, probs, o.mmdN)},
-		{&r.gridded, centred(grid, data())},
+		{&r.model, drawCells(rng, grid, probs, o.mmdN)},
+		{&r.gridded, regridded(rng, grid, data())},
 		{&r.floor, data()},
-		{&r.uniform, drawCells(rng, cells, uniform, o.mmdN)},
+		{&r.uniform, drawCells(rng, grid, uniform, o.mmdN)},
 	} {
 		if *c.value, err = eval.HammingMMD(encode(c.sample), reference, graycode.Bits); err != nil {
 			return result{}, err
@@ -300,8 +300,11 @@ func softmaxNeg(e []float64) []float64 {
 	return out
 }
 
-// drawCells draws n of the flat 2-D points cells with probabilities probs.
-func drawCells(rng *rand.Rand, cells []float32, probs []float64, n int) []float32 {
+// drawCells draws n points of grid: a cell with probabilities probs (in
+// Grid.Points order), then a point uniformly within it, so that a sample's
+// low bits vary as the data's do.
+func drawCells(rng *rand.Rand, grid density.Grid, probs []float64, n int) []float32 {
+	cells := grid.Points()
 	cdf := make([]float64, len(probs))
 	var sum float64
 	for i, p := range probs {
@@ -310,11 +313,17 @@ func drawCells(rng *rand.Rand, cells []float32, probs []float64, n int) []float3
 	}
 	out := make([]float32, 0, 2*n)
 	for range n {
-		u := rng.Float64() * sum
-		i := min(len(cdf)-1, searchCDF(cdf, u))
-		out = append(out, cells[2*i], cells[2*i+1])
+		i := min(len(cdf)-1, searchCDF(cdf, rng.Float64()*sum))
+		out = append(out, jitter(rng, grid, cells[2*i], cells[2*i+1])...)
 	}
 	return out
+}
+
+// jitter is a point drawn uniformly in the grid cell centred at (x, y).
+func jitter(rng *rand.Rand, g density.Grid, x, y float32) []float32 {
+	w := (g.Extent[1] - g.Extent[0]) / float64(g.Size)
+	h := (g.Extent[3] - g.Extent[2]) / float64(g.Size)
+	return []float32{x + float32((rng.Float64()-0.5)*w), y + float32((rng.Float64()-0.5)*h)}
 }
 
 func searchCDF(cdf []float64, u float64) int {
@@ -330,14 +339,15 @@ func searchCDF(cdf []float64, u float64) int {
 	return lo
 }
 
-// centred moves the flat points to the centres of their grid cells (points
-// outside the square stay).
-func centred(g density.Grid, points []float32) []float32 {
+// regridded redraws each of the flat points uniformly within its grid
+// cell (points outside the square stay): data at the resolution the
+// model's samples have.
+func regridded(rng *rand.Rand, g density.Grid, points []float32) []float32 {
 	cells := g.Points()
 	out := append([]float32(nil), points...)
 	for i := 0; i < len(out); i += 2 {
 		if c, ok := cellOf(g, out[i], out[i+1]); ok {
-			out[i], out[i+1] = cells[2*c], cells[2*c+1]
+			copy(out[i:i+2], jitter(rng, g, cells[2*c], cells[2*c+1]))
 		}
 	}
 	return out
@@ -358,7 +368,7 @@ func writeResults(path string, o options, rows []result) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
 		fmt.Fprintf(w, "Command: `train-graycode -data %s -methods %s -steps %d -batch %d -seed %d -hidden %s -grid %d -mmd-n %d`\n\n",
 			o.data, o.methods, o.steps, o.batch, o.seed, o.hidden, o.grid, o.mmdN)
-		fmt.Fprintf(w, "| set | method | MMD² model (samples of the cells) | MMD² data at its cells' centres (the cells' floor) | MMD² second data sample | MMD² uniform on the square (ceiling) |\n|---|---|---|---|---|---|\n")
+		fmt.Fprintf(w, "| set | method | MMD² model (samples of the cells) | MMD² data redrawn within its cells (the cells' floor) | MMD² second data sample | MMD² uniform on the square (ceiling) |\n|---|---|---|---|---|---|\n")
 		for _, r := range rows {
 			fmt.Fprintf(w, "| %s | %s | %.5f | %.5f | %.5f | %.5f |\n", r.set, r.method, r.model, r.gridded, r.floor, r.uniform)
 		}

@@ -93,8 +93,12 @@ func TestCellOfAndDrawCells(t *testing.T) {
 	if _, ok := cellOf(g, 2.5, 0); ok {
 		t.Error("a point outside the square has a cell")
 	}
-	if got := centred(g, []float32{0.2, -1.9, 3, 0}); got[0] != 0.5 || got[1] != -1.5 || got[2] != 3 || got[3] != 0 {
-		t.Errorf("centred = %v, want [0.5 −1.5 3 0] (the last point outside stays)", got)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100 {
+		got := regridded(rng, g, []float32{0.2, -1.9, 3, 0})
+		if c, ok := cellOf(g, got[0], got[1]); !ok || c != 2 || got[2] != 3 || got[3] != 0 {
+			t.Fatalf("regridded = %v: want the first point still in cell 2, the second (outside) unchanged", got)
+		}
 	}
 	// softmax(−e) of e = 0, ln 2, +large: 2/3, 1/3, 0.
 	probs := softmaxNeg([]float64{0, math.Ln2, 1e4})
@@ -104,7 +108,7 @@ func TestCellOfAndDrawCells(t *testing.T) {
 	// Draws follow the probabilities: cell 1 and 2 of four, 1:3.
 	weights := make([]float64, len(cells)/2)
 	weights[1], weights[2] = 0.25, 0.75
-	drawn := drawCells(rand.New(rand.NewPCG(1, 2)), cells, weights, 4000)
+	drawn := drawCells(rand.New(rand.NewPCG(1, 2)), g, weights, 4000)
 	counts := map[int]int{}
 	for i := 0; i < len(drawn); i += 2 {
 		c, _ := cellOf(g, drawn[i], drawn[i+1])
