@@ -68,6 +68,8 @@ func (s *ShardedBatches) DistributedYield() (spec any, inputs, labels []*distrib
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	defer finalize(in)
+	defer finalize(lab)
 	spec = shardedSpec{spec, s.Devices()}
 	if inputs, err = s.shard(in); err != nil {
 		return nil, nil, nil, err
@@ -78,9 +80,8 @@ func (s *ShardedBatches) DistributedYield() (spec any, inputs, labels []*distrib
 	return spec, inputs, labels, nil
 }
 
-// shard splits each tensor of ts along its first axis and frees it.
+// shard splits each tensor of ts along its first axis (into new tensors).
 func (s *ShardedBatches) shard(ts []*tensors.Tensor) ([]*distributed.Tensor, error) {
-	defer finalize(ts)
 	out := make([]*distributed.Tensor, len(ts))
 	for i, t := range ts {
 		if n := t.Shape().Dimensions[0]; n%s.Devices() != 0 {
@@ -110,13 +111,13 @@ func (m *Model) TrainStepSharded(x *tensors.Tensor, devices int) (metrics StepMe
 	if available := m.backend.NumDevices(); devices > available {
 		return StepMetrics{}, fmt.Errorf("lebm: %s: the backend has %d device(s)", what, available)
 	}
-	sharded, err := NewShardedBatches(single{x}, devices)
+	sharded, err := NewShardedBatches(nil, devices)
 	if err != nil {
 		return StepMetrics{}, err
 	}
 	outs, err := func() (outs []*tensors.Tensor, err error) {
 		defer recoverError(&err, what)
-		spec, inputs, _, err := sharded.DistributedYield()
+		inputs, err := sharded.shard([]*tensors.Tensor{x})
 		if err != nil {
 			return nil, err
 		}
@@ -125,22 +126,11 @@ func (m *Model) TrainStepSharded(x *tensors.Tensor, devices int) (metrics StepMe
 				_ = t.Finalize()
 			}
 		}()
-		return m.trainer.DistributedTrainStep(sharded.Strategy(), nil, spec, inputs, nil)
+		return m.trainer.DistributedTrainStep(sharded.Strategy(), nil, shardedSpec{nil, devices}, inputs, nil)
 	}()
 	if err != nil {
 		return StepMetrics{}, fmt.Errorf("lebm: %s: %w", what, err)
 	}
 	defer finalize(outs)
 	return m.ReadStepMetrics(outs)
-}
-
-// single is a train.Dataset yielding a copy of one batch, for
-// TrainStepSharded (ShardedBatches frees what it splits).
-type single struct{ x *tensors.Tensor }
-
-func (single) Name() string { return "batch" }
-func (single) Reset()       {}
-func (s single) Yield() (any, []*tensors.Tensor, []*tensors.Tensor, error) {
-	x, err := s.x.LocalClone()
-	return nil, []*tensors.Tensor{x}, nil, err
 }

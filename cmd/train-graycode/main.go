@@ -107,20 +107,16 @@ func (o options) configs() ([]density.Config, error) {
 // config is the configuration of method from the flags.
 func (o options) config(method string) (density.Config, error) {
 	cfg := density.DefaultConfig(method)
-	var hidden []int
-	for _, f := range strings.Split(o.hidden, ",") {
-		var w int
-		if _, err := fmt.Sscan(strings.TrimSpace(f), &w); err != nil {
-			return cfg, fmt.Errorf("flag -hidden %s: want comma-separated widths", o.hidden)
-		}
-		hidden = append(hidden, w)
+	hidden, err := flagcheck.PositiveInts(o.hidden)
+	if err != nil {
+		return cfg, fmt.Errorf("flag -hidden %s: %w", o.hidden, err)
 	}
 	cfg.MLP = nets.MLPConfig{Hidden: hidden, Activation: nets.ActSwish}
 	cfg.LearningRate, cfg.EMADecay = o.lr, o.ema
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("flags: %w", err)
 	}
-	cfg, err := cfg.WithSettings(o.set)
+	cfg, err = cfg.WithSettings(o.set)
 	if err != nil {
 		return cfg, fmt.Errorf("flag -set: %w", err)
 	}

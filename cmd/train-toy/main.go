@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
@@ -164,7 +163,7 @@ func run(o options) error {
 
 // configs builds one validated config per requested method.
 func (o options) configs() ([]density.Config, error) {
-	hidden, err := parseInts(o.hidden)
+	hidden, err := flagcheck.PositiveInts(o.hidden)
 	if err != nil {
 		return nil, fmt.Errorf("flag -hidden: %w", err)
 	}
@@ -390,14 +389,3 @@ func writeCurves(dir, data string, configs []density.Config, curves map[string][
 	})
 }
 
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%q: want comma-separated positive integers", s)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
