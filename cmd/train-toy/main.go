@@ -388,4 +388,3 @@ func writeCurves(dir, data string, configs []density.Config, curves map[string][
 		Title: "Log-density MSE on " + data, XLabel: "training step", YLabel: "MSE", LogY: true, Series: series,
 	})
 }
-
