@@ -1,8 +1,9 @@
 // Command mutation-test measures how many deliberate bugs each package's
 // own tests catch. It makes one small edit at a time (a mutant) to a
-// package's source, at lines the tests run, and runs the package's tests
-// on the edited code through `go test -overlay`, so the working tree is
-// never touched:
+// package's source, at lines the tests run, and runs the tests that reach
+// the edited position (each test's coverage is measured alone first) on the
+// edited code through `go test -overlay`, so the working tree is never
+// touched:
 //
 //   - Go operators: + ↔ −, × ↔ ÷, < ↔ ≤, > ↔ ≥, == ↔ !=, && ↔ ||, a unary −
 //     or ! dropped, a float literal doubled;
@@ -69,7 +70,7 @@ func run(args []string, log io.Writer) error {
 		defaultCache = filepath.Join(dir, "edlebm", "mutation-test.jsonl")
 	}
 	fs.StringVar(&o.cache, "cache", defaultCache, "results of mutants already tested, by file content (\"\": none)")
-	fs.Float64Var(&o.timeoutFactor, "timeout-factor", 3, "a mutant's tests time out after this many times the unmutated tests' duration (plus 30 s)")
+	fs.Float64Var(&o.timeoutFactor, "timeout-factor", 3, "a mutant's tests time out after this many times their unmutated duration (plus 30 s)")
 	only := fs.String("only", "", "test only mutants whose FILE:LINE (file base name) matches this regular expression")
 	fs.Usage = func() {
 		fmt.Fprintln(log, "usage: mutation-test [flags] PACKAGE...\n\nPACKAGE: a package directory, e.g. ./losses. Flags:")
@@ -196,18 +197,17 @@ func testPackage(pkgArg string, o options, done map[string]cacheEntry, log io.Wr
 		return report, err
 	}
 	defer os.RemoveAll(tmp)
-	profile := filepath.Join(tmp, "cover.out")
-	fmt.Fprintf(log, "%s: running its tests unmutated, with coverage\n", pkg.ImportPath)
+	fmt.Fprintf(log, "%s: running each test alone, unmutated, with coverage\n", pkg.ImportPath)
 	start := time.Now()
-	if out, err := goTest(o, pkg.Dir, 0, "-coverprofile="+profile); err != nil {
-		return report, fmt.Errorf("the unmutated tests fail; fix them first:\n%s", out)
+	tests, err := coverageByTest(o, pkg, tmp, log)
+	if err != nil {
+		return report, fmt.Errorf("the unmutated tests fail; fix them first: %w", err)
 	}
 	report.BaselineSeconds = time.Since(start).Seconds()
-	cov, err := readCoverage(profile, pkg.ImportPath)
-	if err != nil {
-		return report, err
+	cov := coverage{}
+	for _, t := range tests {
+		cov.merge(t.Blocks)
 	}
-	timeout := time.Duration((o.timeoutFactor*report.BaselineSeconds + 30) * float64(time.Second))
 	testsHash, err := pkg.testsHash()
 	if err != nil {
 		return report, err
@@ -250,7 +250,7 @@ func testPackage(pkgArg string, o options, done map[string]cacheEntry, log io.Wr
 			res.Outcome, res.Seconds = entry.Outcome, entry.Seconds
 		} else {
 			t0 := time.Now()
-			res.Outcome, err = testMutant(o, pkg.Dir, p.m, p.src, tmp, timeout)
+			res.Outcome, err = testMutant(o, pkg.Dir, p.m, p.src, tmp, testsReaching(tests, p.m, o.timeoutFactor))
 			if err != nil {
 				return report, err
 			}
@@ -275,8 +275,34 @@ func testPackage(pkgArg string, o options, done map[string]cacheEntry, log io.Wr
 	return report, nil
 }
 
-// testMutant runs the package's tests with file replaced by the mutant.
-func testMutant(o options, dir string, m mutant, src []byte, tmp string, timeout time.Duration) (string, error) {
+// A testSelection is the tests a mutant needs, as a -run pattern, and how
+// long they may take.
+type testSelection struct {
+	pattern string
+	timeout time.Duration
+}
+
+// testsReaching selects the tests whose coverage holds the mutant's
+// position; they time out after factor times their unmutated duration,
+// plus 30 s.
+func testsReaching(tests []testRun, m mutant, factor float64) testSelection {
+	var names []string
+	seconds := 0.0
+	base := filepath.Base(m.File)
+	for _, t := range tests {
+		if t.Blocks.covered(base)(m.Line, m.Col) {
+			names = append(names, t.Name)
+			seconds += t.Seconds
+		}
+	}
+	return testSelection{
+		pattern: "^(" + strings.Join(names, "|") + ")$",
+		timeout: time.Duration((factor*seconds + 30) * float64(time.Second)),
+	}
+}
+
+// testMutant runs the selected tests with file replaced by the mutant.
+func testMutant(o options, dir string, m mutant, src []byte, tmp string, sel testSelection) (string, error) {
 	mutated := filepath.Join(tmp, "mutant.go")
 	if err := os.WriteFile(mutated, m.apply(src), 0o644); err != nil {
 		return "", err
@@ -289,7 +315,7 @@ func testMutant(o options, dir string, m mutant, src []byte, tmp string, timeout
 	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
 		return "", err
 	}
-	out, err := goTest(o, dir, timeout, "-failfast", "-overlay="+overlayFile)
+	out, err := goTest(o, dir, sel.timeout, "-failfast", "-run="+sel.pattern, "-overlay="+overlayFile)
 	switch {
 	case err == nil:
 		return lived, nil
@@ -305,7 +331,7 @@ func testMutant(o options, dir string, m mutant, src []byte, tmp string, timeout
 // timeout 0 means go test's default.
 func goTest(o options, dir string, timeout time.Duration, flags ...string) ([]byte, error) {
 	ctx := context.Background()
-	args := []string{"test", "-count=1"}
+	args := []string{"test", "-count=1", "-ldflags=-w"} // -w: links in half the time
 	if timeout > 0 {
 		args = append(args, "-timeout="+timeout.String())
 		// go test's own timeout panics the test binary; this one stops a

@@ -130,12 +130,26 @@ func Untested(a, b float64) float64 { return a * b }
 `,
 		"calc_test.go": `package calc
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 func TestCalc(t *testing.T) {
 	if Mean([]float64{1, 2, 3}) != 2 || Clamp(0, 1) != 1 || Clamp(2, 1) != 2 || Join("a", "b") != "ab" {
 		t.Fatal("wrong")
 	}
+}
+
+// TestElsewhere runs none of calc.go: mutants must not run it. Each run
+// leaves a line in $CALC_MARKER.
+func TestElsewhere(t *testing.T) {
+	f, err := os.OpenFile(os.Getenv("CALC_MARKER"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("ran\n")
+	f.Close()
 }
 `,
 	}
@@ -146,9 +160,15 @@ func TestCalc(t *testing.T) {
 	}
 	cache := filepath.Join(t.TempDir(), "cache.jsonl")
 	out := filepath.Join(t.TempDir(), "report.md")
+	marker := filepath.Join(t.TempDir(), "elsewhere-ran")
+	t.Setenv("CALC_MARKER", marker)
 	var log bytes.Buffer
 	if err := run([]string{"-cache", cache, "-out", out, dir}, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
+	}
+	// Once, for its coverage: no mutant is at a position it reaches.
+	if ran, err := os.ReadFile(marker); err != nil || string(ran) != "ran\n" {
+		t.Errorf("TestElsewhere's marks %q (%v), want one: it ran for mutants that it cannot reach", ran, err)
 	}
 	report, err := os.ReadFile(out)
 	if err != nil {

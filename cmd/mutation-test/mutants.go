@@ -13,7 +13,7 @@ import (
 // replaced by Replacement.
 type mutant struct {
 	File        string // path as given to findMutants
-	Line        int    // line of Start, for the report
+	Line, Col   int    // position of Start: the report, the tests that reach it
 	Start, End  int    // byte offsets into the original source
 	Replacement string
 	Description string // e.g. "Add → Sub", "< → <="
@@ -88,7 +88,7 @@ func findMutants(path string, src []byte, covered func(line, col int) bool) ([]m
 		if covered != nil && !covered(p.Line, p.Column) {
 			return
 		}
-		muts = append(muts, mutant{File: path, Line: p.Line, Start: p.Offset,
+		muts = append(muts, mutant{File: path, Line: p.Line, Col: p.Column, Start: p.Offset,
 			End: fset.Position(end).Offset, Replacement: replacement, Description: description})
 	}
 	text := func(n ast.Node) string {
