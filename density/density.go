@@ -48,10 +48,14 @@ type Config struct {
 	CD     losses.CDConfig
 	// BED is the setting of method "bed".
 	BED losses.BernoulliEDConfig
-	// GibbsSweeps is the number of Gibbs sweeps that method "bcd"
-	// (contrastive divergence on binary data) advances its persistent
-	// chains, one per example of the batch, before each step.
+	// CDSampler is what advances the persistent chains of method "bcd"
+	// (contrastive divergence on binary data), one chain per example of
+	// the batch, before each step: "gibbs", GibbsSweeps systematic Gibbs
+	// sweeps (2 energies a bit: for few bits), or "gwg", GWGSteps steps of
+	// Gibbs with gradients (one energy and gradient a step: for images).
+	CDSampler   string
 	GibbsSweeps int
+	GWGSteps    int
 	// DSMVariance is the variance t of denoising score matching's Gaussian
 	// noise (method "dsm"; unset, and left out of JSON, for the others).
 	DSMVariance float64 `json:",omitempty"`
@@ -78,7 +82,9 @@ func DefaultConfig(method string) Config {
 		ED:           losses.DefaultToyED,
 		CD:           losses.DefaultToyCD,
 		BED:          DefaultBED,
+		CDSampler:    "gibbs",
 		GibbsSweeps:  1,
+		GWGSteps:     40,
 		MLP:          nets.ToyEnergyMLP(),
 		LearningRate: 1e-3,
 		EMADecay:     0.999,
@@ -101,8 +107,13 @@ func (c Config) Validate() error {
 			return err
 		}
 	case "bcd":
-		if c.GibbsSweeps < 1 {
+		switch {
+		case c.CDSampler != "gibbs" && c.CDSampler != "gwg":
+			return fmt.Errorf("contrastive divergence sampler %q: want gibbs or gwg", c.CDSampler)
+		case c.CDSampler == "gibbs" && c.GibbsSweeps < 1:
 			return fmt.Errorf("Gibbs sweeps per step = %d: must be ≥ 1", c.GibbsSweeps)
+		case c.CDSampler == "gwg" && c.GWGSteps < 1:
+			return fmt.Errorf("Gibbs-with-gradients steps per step = %d: must be ≥ 1", c.GWGSteps)
 		}
 	case "sm":
 	case "dsm":
@@ -145,7 +156,9 @@ func (c *Config) params() []settings.Param {
 		{Key: "bed_epsilon", Ptr: &c.BED.Epsilon},
 		{Key: "bed_m", Ptr: &c.BED.M},
 		{Key: "bed_w", Ptr: &c.BED.W},
+		{Key: "cd_sampler", Ptr: &c.CDSampler, Optional: true, Absent: "gibbs"}, // checkpoints before Gibbs with gradients
 		{Key: "gibbs_sweeps", Ptr: &c.GibbsSweeps},
+		{Key: "gwg_steps", Ptr: &c.GWGSteps, Optional: true, Absent: 40},
 		{Key: "mlp_hidden", Ptr: &c.MLP.Hidden},
 		{Key: "mlp_activation", Ptr: &c.MLP.Activation},
 		{Key: "mlp_leaky_slope", Ptr: &c.MLP.LeakySlope},
@@ -207,7 +220,7 @@ func Loss(ctx *context.Context, x *Node, cfg Config) *Node {
 	case "bed":
 		return losses.BernoulliEnergyDiscrepancy(ctx, energy, x, cfg.BED)
 	case "bcd":
-		return losses.ContrastiveDivergenceWithNegatives(energy, x, persistentChains(ctx, energy, x, cfg.GibbsSweeps), 0)
+		return losses.ContrastiveDivergenceWithNegatives(energy, x, persistentChains(ctx, energy, x, cfg), 0)
 	}
 	panic(fmt.Errorf("density: method %q: want one of %v", cfg.Method, Methods))
 }
@@ -218,16 +231,20 @@ const chainsScope = "/chains"
 // persistentChains advances the persistent chains of contrastive
 // divergence on binary data — one per example of the batch x, kept in a
 // variable of the model's context (so checkpoints keep them), started
-// uniformly at random at the first step — by sweeps Gibbs sweeps of the
+// uniformly at random at the first step — by cfg's sampler under the
 // current energy, and returns them.
-func persistentChains(ctx *context.Context, energy losses.EnergyFn, x *Node, sweeps int) *Node {
+func persistentChains(ctx *context.Context, energy losses.EnergyFn, x *Node, cfg Config) *Node {
 	g := x.Graph()
 	v := ctx.InAbsPath(chainsScope).Checked(false).VariableWithValue("chains", tensors.FromShape(x.Shape())).SetTrainable(false)
 	first := Equal(optimizers.GetGlobalStepVar(ctx).ValueGraph(g), ScalarZero(g, dtypes.Int64))
 	half := Scalar(g, x.DType(), 0.5)
 	chains := Where(first, ctx.RandomBernoulli(half, x.Shape()), v.ValueGraph(g))
-	for range sweeps {
-		chains = losses.GibbsSweep(ctx, energy, chains)
+	if cfg.CDSampler == "gwg" {
+		chains, _ = losses.GibbsWithGradients(ctx, energy, chains, cfg.GWGSteps)
+	} else {
+		for range cfg.GibbsSweeps {
+			chains = losses.GibbsSweep(ctx, energy, chains)
+		}
 	}
 	v.SetValueGraph(chains)
 	return chains

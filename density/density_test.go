@@ -89,6 +89,10 @@ func TestConfigValidation(t *testing.T) {
 		{"bad CD chain", func(c *Config) { c.Method = "cd"; c.CD.Langevin.Steps = -2 }, "steps = -2"},
 		{"DSM without noise", func(c *Config) { c.Method = "dsm" }, "noise variance = 0"},
 		{"DSM", func(c *Config) { c.Method, c.DSMVariance = "dsm", 0.5 }, ""},
+		{"binary CD, unknown sampler", func(c *Config) { c.Method, c.CDSampler = "bcd", "hmc" }, `sampler "hmc"`},
+		{"binary CD, no Gibbs sweep", func(c *Config) { c.Method, c.GibbsSweeps = "bcd", 0 }, "Gibbs sweeps per step = 0"},
+		{"binary CD, no GWG step", func(c *Config) { c.Method, c.CDSampler, c.GWGSteps = "bcd", "gwg", 0 }, "Gibbs-with-gradients steps per step = 0"},
+		{"binary CD, GWG without Gibbs sweeps", func(c *Config) { c.Method, c.CDSampler, c.GibbsSweeps = "bcd", "gwg", 0 }, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -148,7 +152,8 @@ func TestMethodsLearnAGaussianEnergy(t *testing.T) {
 }
 
 // Both binary methods — Bernoulli energy discrepancy and contrastive
-// divergence with persistent Gibbs chains — learn a distribution over 3
+// divergence with persistent chains of Gibbs sweeps or of Gibbs with
+// gradients — learn a distribution over 3
 // bits: after training on its samples, the model's probabilities of the 8
 // states (softmax of −E over all of them, enumerated) match the samples'
 // frequencies.
@@ -178,9 +183,12 @@ func TestBinaryMethodsLearnABitDistribution(t *testing.T) {
 	for i := 0; i < len(data); i += d {
 		freq[int(data[i])<<2|int(data[i+1])<<1|int(data[i+2])] += 1.0 / n
 	}
-	for _, method := range BinaryMethods {
-		t.Run(method, func(t *testing.T) {
-			cfg := DefaultConfig(method)
+	for _, tc := range []struct{ method, sampler string }{{"bed", ""}, {"bcd", "gibbs"}, {"bcd", "gwg"}} {
+		t.Run(tc.method+tc.sampler, func(t *testing.T) {
+			cfg := DefaultConfig(tc.method)
+			if tc.sampler != "" {
+				cfg.CDSampler, cfg.GWGSteps = tc.sampler, 3
+			}
 			cfg.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: nets.ActSwish}
 			cfg.LearningRate, cfg.EMADecay = 5e-3, 0.98
 			_, energies, err := TrainOnPoints(testBackend(), cfg, 7, data, d, 100, 10, states)
