@@ -10,6 +10,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+
+	"github.com/edlebm/edlebm/internal/rngstate"
 )
 
 // Model is a latent EBM with its training state, compiled for a backend.
@@ -171,22 +173,7 @@ func (m *Model) Seed(seed int64) (err error) {
 // steps' draws unchanged: a run's steps do not depend on when it drew
 // pictures, and a run resumed from a checkpoint repeats the steps of one
 // that was never stopped, whatever each drew in between.
-func (m *Model) Aside(fn func() error) (err error) {
-	v := m.ctx.GetVariableByScopeAndName(context.RootScope, context.RNGStateVariableName)
-	if v == nil || !v.HasValue() {
-		return fn() // no stream yet: fn starts one, as training would
-	}
-	state, err := v.MustValue().LocalClone()
-	if err != nil {
-		return fmt.Errorf("lebm: saving the random stream: %w", err)
-	}
-	defer func() {
-		if restoreErr := v.SetValue(state); restoreErr != nil && err == nil {
-			err = fmt.Errorf("lebm: restoring the random stream: %w", restoreErr)
-		}
-	}()
-	return fn()
-}
+func (m *Model) Aside(fn func() error) error { return rngstate.Aside(m.ctx, fn) }
 
 // EndEpoch counts one more completed epoch, which multiplies both learning
 // rates by Config.LRDecay from the next training step on.

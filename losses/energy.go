@@ -24,8 +24,11 @@ func callEnergy(energy EnergyFn, x *Node) *Node {
 
 // EnergyGradient returns ∇ₓ E(x) for each example, shaped like x. Examples
 // are independent, so the gradient of the summed energy is the per-example
-// gradient.
+// gradient. x may be gradient-stopped: the gradient is taken with respect
+// to an identity of it, as GoMLX's gradient with respect to a StopGradient
+// node is zero (and GoMLX's plain Identity has no gradient).
 func EnergyGradient(energy EnergyFn, x *Node) (e, grad *Node) {
+	x = IdentityWithCustomGradient(x, func(_, v *Node) *Node { return v })
 	e = callEnergy(energy, x)
 	grad = Gradient(ReduceAllSum(e), x)[0]
 	return e, grad

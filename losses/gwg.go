@@ -27,9 +27,6 @@ func GibbsWithGradients(ctx *context.Context, energy EnergyFn, x *Node, steps in
 		panicf("losses: Gibbs with gradients for %d steps; want at least 1", steps)
 	}
 	g, d := x.Graph(), x.Shape().Dimensions[1]
-	// No StopGradient on the way in: GoMLX's gradient with respect to a
-	// StopGradient node is zero, and the proposal needs ∂E/∂x. The states
-	// returned are gradient-stopped.
 	e, logQ := flipProposal(energy, x)
 	accepted := ScalarZero(g, x.DType())
 	for range steps {

@@ -1,6 +1,7 @@
 package losses
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -14,8 +15,17 @@ import (
 // Metropolis–Hastings kernel computed here by enumeration: the proposal
 // from the energy's analytic gradient, the acceptance from the exact
 // energies and the reverse proposal. The chain's fraction of accepted
-// proposals is checked against the kernel too.
+// proposals is checked against the kernel too. Two steps, in one call or
+// in two (the second call starting from the first's gradient-stopped
+// states: GoMLX's gradient with respect to a StopGradient node is zero, so
+// the proposal once ignored the energy there), follow the squared kernel.
 func TestGibbsWithGradientsMatchesEnumeration(t *testing.T) {
+	for _, tc := range []struct{ steps, calls int }{{1, 1}, {2, 1}, {1, 2}} {
+		t.Run(fmt.Sprintf("%d steps × %d calls", tc.steps, tc.calls), func(t *testing.T) { testGWGKernel(t, tc.steps, tc.calls) })
+	}
+}
+
+func testGWGKernel(t *testing.T, steps, calls int) {
 	w := [3][3]float64{{0, 1.5, -1}, {1.5, 0, 0.5}, {-1, 0.5, 0}}
 	b := [3]float64{-0.5, 0.3, 0.8}
 	bits := func(s int) [3]float64 { return [3]float64{float64(s >> 2 & 1), float64(s >> 1 & 1), float64(s & 1)} }
@@ -58,6 +68,17 @@ func TestGibbsWithGradientsMatchesEnumeration(t *testing.T) {
 		}
 		kernel[s][s] = math.Max(0, 1-acceptance[s]) // 0, not −1e-17, when every flip is accepted
 	}
+	if steps*calls == 2 {
+		var k2 [8][8]float64
+		for a := range 8 {
+			for b := range 8 {
+				for c := range 8 {
+					k2[a][c] += kernel[a][b] * kernel[b][c]
+				}
+			}
+		}
+		kernel = k2
+	}
 
 	const n = 20000 // chains from each state
 	starts := make([]float64, 0, 8*n*3)
@@ -79,7 +100,11 @@ func TestGibbsWithGradientsMatchesEnumeration(t *testing.T) {
 			pairs := MulScalar(ReduceSum(Mul(MatMul(x, wNode), x), 1), 0.5)
 			return Add(pairs, ReduceSum(Mul(x, InsertAxes(bNode, 0)), 1))
 		}
-		return GibbsWithGradients(ctx, energy, x, 1)
+		var acceptance *Node
+		for range calls {
+			x, acceptance = GibbsWithGradients(ctx, energy, x, steps)
+		}
+		return x, acceptance
 	})
 	out := exec.MustExec(tensors.FromFlatDataAndDimensions(starts, 8*n, 3))
 	flat := tensors.MustCopyFlatData[float64](out[0])
@@ -97,6 +122,9 @@ func TestGibbsWithGradientsMatchesEnumeration(t *testing.T) {
 			}
 		}
 		wantAcceptance += acceptance[s] / 8
+	}
+	if steps*calls > 1 {
+		return
 	}
 	got := tensors.ToScalar[float64](out[1])
 	if sigma := math.Sqrt(wantAcceptance * (1 - wantAcceptance) / (8 * n)); !(math.Abs(got-wantAcceptance) <= 4*sigma) {
