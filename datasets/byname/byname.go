@@ -7,17 +7,20 @@ import (
 	"slices"
 
 	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/caltech101"
 	"github.com/edlebm/edlebm/datasets/celeba"
 	"github.com/edlebm/edlebm/datasets/cifar10"
 	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/datasets/omniglot"
 	"github.com/edlebm/edlebm/datasets/svhn"
 )
 
 // Names are the data sets Load reads.
-var Names = []string{"fashion-mnist", "mnist", "svhn", "cifar10", "celeba64", "celeba128"}
+var Names = []string{"fashion-mnist", "mnist", "svhn", "cifar10", "celeba64", "celeba128", "omniglot", "caltech101"}
 
-// Load reads split ("train" or "test") of data set name from dir, in the
-// layout its loader documents. A limit > 0 bounds how many images a loader
+// Load reads split ("train" or "test"; "val" too for caltech101, the
+// Caltech-101 Silhouettes) of data set name from dir, in the layout its
+// loader documents. A limit > 0 bounds how many images a loader
 // that can stop early (CelebA) decodes; callers still take a subset of the
 // others. CelebA's "train" split defaults to its 40,000-image subset.
 func Load(name, dir, split string, limit int) (*datasets.Images, error) {
@@ -30,6 +33,10 @@ func Load(name, dir, split string, limit int) (*datasets.Images, error) {
 		return cifar10.Load(dir, split)
 	case "celeba64", "celeba128":
 		return celeba.Load(dir, CelebAOptions(name, split, limit))
+	case "omniglot":
+		return omniglot.Load(dir, split)
+	case "caltech101":
+		return caltech101.Load(dir, split)
 	}
 	return nil, fmt.Errorf("data set %q: no loader; want one of %v", name, Names)
 }
@@ -39,7 +46,7 @@ func Load(name, dir, split string, limit int) (*datasets.Images, error) {
 // checking a batch size before loading: a folder may hold fewer.
 var TrainImages = map[string]int{
 	"fashion-mnist": 60_000, "mnist": 60_000, "svhn": 73_257, "cifar10": 50_000,
-	"celeba64": 40_000, "celeba128": 40_000,
+	"celeba64": 40_000, "celeba128": 40_000, "omniglot": 24_345, "caltech101": 4_100,
 }
 
 // IsCelebA reports whether name is one of the CelebA sizes.

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/datasets/caltech101"
 	"github.com/edlebm/edlebm/datasets/celeba"
+	"github.com/edlebm/edlebm/datasets/omniglot"
+	mw "github.com/edlebm/edlebm/internal/matwrite"
 	"github.com/edlebm/edlebm/internal/testutil"
 )
 
@@ -27,7 +30,9 @@ func TestLoadDispatches(t *testing.T) {
 		{"cifar10", "test", []string{"cifar10: ", "test_batch.bin does not exist"}},
 		{"celeba64", "train", []string{"celeba: ", "list_eval_partition.txt is missing"}},
 		{"celeba128", "test", []string{"celeba: ", "list_eval_partition.txt is missing"}},
-		{"celeba", "train", []string{`data set "celeba": no loader`, "[fashion-mnist mnist svhn cifar10 celeba64 celeba128]"}},
+		{"omniglot", "test", []string{"omniglot: ", "chardata.mat does not exist"}},
+		{"caltech101", "val", []string{"caltech101: ", "caltech101_silhouettes_28_split1.mat does not exist"}},
+		{"celeba", "train", []string{`data set "celeba": no loader`, "[fashion-mnist mnist svhn cifar10 celeba64 celeba128 omniglot caltech101]"}},
 		{"", "train", []string{`data set "": no loader`}},
 	}
 	for _, tc := range tests {
@@ -42,9 +47,10 @@ func TestLoadDispatches(t *testing.T) {
 
 // TestLoadReadsFixtures checks Load end to end on tiny data sets written in
 // each loader's format: both MNIST names read the IDX files of the folder,
-// and the CelebA names read the folder at their own image size (64 or 128),
+// the CelebA names read the folder at their own image size (64 or 128),
 // the training split defaulting to the 40,000-image subset (too many for a
-// 3-image folder) unless a positive limit is given.
+// 3-image folder) unless a positive limit is given, and omniglot and
+// caltech101 read their MAT-files, the split reaching the loader.
 func TestLoadReadsFixtures(t *testing.T) {
 	mnistDir := filepath.Join(t.TempDir(), "tiny")
 	if err := os.Mkdir(mnistDir, 0o755); err != nil {
@@ -54,6 +60,20 @@ func TestLoadReadsFixtures(t *testing.T) {
 	testutil.WriteBlankIDX(t, filepath.Join(mnistDir, "t10k-labels-idx1-ubyte"), 5)
 	celebaDir := t.TempDir()
 	testutil.WriteCelebA(t, celebaDir, 3, 2, nil, nil) // 2 training images, 1 test image
+	matDir := t.TempDir()
+	omniglotFile := mw.LittleEndian.File([]mw.Variable{
+		mw.Double("data", []int32{784, 2}, make([]float64, 2*784)),
+		mw.Double("testdata", []int32{784, 3}, make([]float64, 3*784)),
+	})
+	caltechFile := mw.LittleEndian.File([]mw.Variable{
+		mw.Double("val_data", []int32{4, 784}, make([]float64, 4*784)),
+		mw.Double("val_labels", []int32{4, 1}, []float64{1, 2, 3, 4}),
+	}, 0)
+	for name, file := range map[string][]byte{omniglot.File: omniglotFile, caltech101.File: caltechFile} {
+		if err := os.WriteFile(filepath.Join(matDir, name), file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	tests := []struct {
 		name, dir, split string
@@ -67,6 +87,10 @@ func TestLoadReadsFixtures(t *testing.T) {
 		{"celeba64", celebaDir, "train", 2, "celeba64/train", []int{2, 64, 64, 3}, ""},
 		{"celeba128", celebaDir, "train", 1, "celeba128/train", []int{1, 128, 128, 3}, ""},
 		{"celeba128", celebaDir, "test", 0, "celeba128/test", []int{1, 128, 128, 3}, ""},
+		{"omniglot", matDir, "train", 0, "omniglot/train", []int{2, 28, 28, 1}, ""},
+		{"omniglot", matDir, "test", 0, "omniglot/test", []int{3, 28, 28, 1}, ""},
+		{"caltech101", matDir, "val", 0, "caltech101/val", []int{4, 28, 28, 1}, ""},
+		{"caltech101", matDir, "train", 0, "", nil, `want numeric variables "train_data"`},
 		{"celeba64", celebaDir, "train", 0, "", nil, "fewer than the 40000 requested"},
 		{"celeba64", celebaDir, "train", -1, "", nil, "fewer than the 40000 requested"},
 	}
@@ -126,13 +150,15 @@ func TestCelebAOptions(t *testing.T) {
 }
 
 // TestTrainImages checks TrainImages against the official training split
-// sizes: 60,000 for both MNISTs, 73,257 for SVHN, 50,000 for CIFAR-10 and
-// CelebA's 40,000-image subset (celeba.DefaultTrainLimit); every name of
-// Names has one.
+// sizes: 60,000 for both MNISTs, 73,257 for SVHN, 50,000 for CIFAR-10,
+// CelebA's 40,000-image subset (celeba.DefaultTrainLimit), 24,345 for
+// Omniglot (the training images of chardata.mat, Burda et al. 2016) and
+// 4,100 for Caltech-101 Silhouettes (split1's train_data, Marlin et al.
+// 2010); every name of Names has one.
 func TestTrainImages(t *testing.T) {
 	want := map[string]int{
 		"fashion-mnist": 60000, "mnist": 60000, "svhn": 73257, "cifar10": 50000,
-		"celeba64": 40000, "celeba128": 40000,
+		"celeba64": 40000, "celeba128": 40000, "omniglot": 24345, "caltech101": 4100,
 	}
 	if celeba.DefaultTrainLimit != 40000 {
 		t.Errorf("celeba.DefaultTrainLimit = %d, want the papers' 40000", celeba.DefaultTrainLimit)

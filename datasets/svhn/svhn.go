@@ -1,20 +1,19 @@
 // Package svhn loads the cropped-digits version of the Street View House
 // Numbers data set (SVHN, http://ufldl.stanford.edu/housenumbers/) from its
-// MATLAB files train_32x32.mat, test_32x32.mat and extra_32x32.mat, using a
-// small reader of MATLAB level-5 MAT-files (ReadMAT).
+// MATLAB files train_32x32.mat, test_32x32.mat and extra_32x32.mat, read
+// with datasets/matfile.
 package svhn
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/matfile"
 )
 
 // Files maps each split to its file name in the official distribution.
@@ -38,18 +37,13 @@ func Load(dir, split string) (*datasets.Images, error) {
 		return nil, fmt.Errorf("svhn: split %q, want \"train\", \"test\" or \"extra\"", split)
 	}
 	path := filepath.Join(dir, name)
-	f, err := os.Open(path)
+	arrays, err := matfile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("svhn: %s does not exist: download it from http://ufldl.stanford.edu/housenumbers/%s "+
 			"(package datasets/download fetches and verifies it)", path, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("svhn: %w", err)
-	}
-	defer f.Close()
-	arrays, err := ReadMAT(bufio.NewReaderSize(f, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("svhn: %s: %w", path, err)
 	}
 	im, err := fromArrays(arrays)
 	if err != nil {
@@ -63,7 +57,7 @@ func Load(dir, split string) (*datasets.Images, error) {
 }
 
 // fromArrays builds the image set from the variables X and y.
-func fromArrays(arrays map[string]*Array) (*datasets.Images, error) {
+func fromArrays(arrays map[string]*matfile.Array) (*datasets.Images, error) {
 	x, y := arrays["X"], arrays["y"]
 	if x == nil || y == nil {
 		return nil, fmt.Errorf("want numeric variables X and y, found %q", slices.Sorted(maps.Keys(arrays)))

@@ -1,6 +1,22 @@
-package svhn
+// Package matfile reads the real numeric arrays of MATLAB level-5 MAT-files,
+// the format of the published files of SVHN (train_32x32.mat, …), Omniglot
+// 28×28 (chardata.mat) and Caltech-101 Silhouettes
+// (caltech101_silhouettes_28_split1.mat), following MathWorks' "MAT-File
+// Format" document.
+//
+// It reads files saved by MATLAB with -v6 or -v7 or by scipy.io.savemat, in
+// either byte order, with plain or zlib-compressed (miCOMPRESSED) data
+// elements. Its limits: it returns only real numeric and logical arrays
+// (char, cell, struct, sparse and object variables and complex arrays are
+// skipped); it does not read MATLAB 7.3 files, which are HDF5; it holds
+// every array in memory, and refuses one that declares more than
+// MaxArrayBytes. Sizes read from the file are checked against these limits,
+// and a data buffer grows only as its bytes arrive, so that a corrupt size
+// cannot force a huge allocation.
+package matfile
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
@@ -8,11 +24,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 )
 
 // MaxArrayBytes bounds the data size a MAT-file may declare for one array, so
 // that a corrupt file cannot make ReadMAT attempt a huge allocation. The
-// largest SVHN array, X of extra_32x32.mat, holds 1.63 GB.
+// largest array this project reads, X of SVHN's extra_32x32.mat, holds
+// 1.63 GB.
 const MaxArrayBytes = 1<<31 - 1
 
 // Data types of MAT-file data elements (MATLAB's miINT8 … miCOMPRESSED).
@@ -94,6 +112,18 @@ func (a *Array) Uint8s() ([]uint8, error) {
 		out[i] = uint8(v)
 	}
 	return out, nil
+}
+
+// Float64s returns the values in MATLAB's column-major order (the first index
+// varying fastest) converted to float64, whatever their storage type (MATLAB
+// stores doubles that are all small integers as bytes, for instance).
+// 64-bit integers beyond 2⁵³ are rounded to the nearest float64.
+func (a *Array) Float64s() []float64 {
+	out := make([]float64, a.Len())
+	for i := range out {
+		out[i] = a.value(i)
+	}
+	return out
 }
 
 // value returns value i converted to float64 (64-bit integers beyond 2⁵³
@@ -189,6 +219,23 @@ func ReadMAT(r io.Reader) (map[string]*Array, error) {
 		}
 		arrays[a.Name] = a
 	}
+}
+
+// ReadFile reads the MAT-file at path with ReadMAT. A decoding error is
+// prefixed with the path; the error for a file that cannot be opened is
+// os.Open's, which names the path and, for a missing file, wraps
+// fs.ErrNotExist (so a loader can say where to get it).
+func ReadFile(path string) (map[string]*Array, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	arrays, err := ReadMAT(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return arrays, nil
 }
 
 // matReader decodes data elements in one byte order.

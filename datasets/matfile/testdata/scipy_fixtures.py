@@ -1,5 +1,6 @@
-"""Writes the SVHN-format fixtures of TestLoadScipyFiles with scipy.io.savemat,
-a MAT-file writer independent of the Go reader and of the tests' own writer.
+"""Writes the SVHN-format fixtures of matfile's TestReadMATScipyFiles and
+svhn's TestLoadScipyFiles with scipy.io.savemat, a MAT-file writer
+independent of the Go reader and of the tests' own writer (internal/matwrite).
 
 Run from this directory with Debian's python3-scipy: /usr/bin/python3 scipy_fixtures.py
 """
@@ -10,7 +11,7 @@ import scipy.io
 
 H, W, C, N = 2, 3, 3, 4
 
-# Pixel (n, h, w, c) is byte k*255//71 of NHWC index k, as testPixel in svhn_test.go.
+# Pixel (n, h, w, c) is byte k*255//71 of NHWC index k, as testPixel in matfile_test.go and svhn_test.go.
 X = np.zeros((H, W, C, N), dtype=np.uint8)
 for n in range(N):
     for h in range(H):

@@ -1,0 +1,241 @@
+package caltech101
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/datasets/matfile"
+	mw "github.com/edlebm/edlebm/internal/matwrite"
+)
+
+// The tests write caltech101_silhouettes_28_split1.mat files with
+// internal/matwrite, an encoder of the format independent of the reader
+// (datasets/matfile), and read one written by scipy.io.savemat
+// (testdata/scipy_fixture.py).
+
+var le, be = mw.LittleEndian, mw.BigEndian
+
+// shape is 1 inside silhouette n at pixel (row r, column c), upright (row 0
+// at the top), else 0: a right triangle with its right angle at the bottom
+// left, which a transposition or a flip moves, shifted right by n columns.
+func shape(n, r, c int) float64 {
+	if c-n >= 2 && r <= 25 && r-2 >= c-n {
+		return 1
+	}
+	return 0
+}
+
+// grey is a non-binary test image in sixteenths (exact in float32), which
+// Load must accept and invert like the 0s and 1s of the published file.
+func grey(n, r, c int) float64 {
+	return float64((n*7+r*3+c*5)%17) / 16
+}
+
+// file returns n test images as the file stores them: an n×784 array, one
+// image per row, each row the image in MATLAB's column-major order
+// (reshape(train_data(i, :), 28, 28) is the image), drawn black (0) on white
+// (1). The array itself is column-major: the image index varies fastest.
+func file(name string, n int, pixel func(n, r, c int) float64) mw.Variable {
+	var values []float64
+	for c := range Side {
+		for r := range Side {
+			for i := range n {
+				values = append(values, 1-pixel(i, r, c))
+			}
+		}
+	}
+	return mw.Double(name, []int32{int32(n), Side * Side}, values)
+}
+
+// classes returns an N×1 labels variable of the class numbers.
+func classes(name string, numbers ...float64) mw.Variable {
+	return mw.Double(name, []int32{int32(len(numbers)), 1}, numbers)
+}
+
+// write writes f as dir/File in a new folder and returns dir.
+func write(t *testing.T, f []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, File), f, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestLoad(t *testing.T) {
+	asBytes := file("test_data", 2, shape)
+	asBytes.Type = mw.MiUINT8 // as MATLAB stores doubles that are all small integers
+	byteLabels := classes("test_labels", 101, 1)
+	byteLabels.Type = mw.MiUINT8
+	names := mw.Variable{Name: "classnames", Class: mw.MxCHAR, Dims: []int32{1, 3}, Type: mw.MiUINT16, Values: []float64{'a', 'n', 't'}}
+	all := []mw.Variable{
+		file("train_data", 3, shape), classes("train_labels", 1, 101, 17),
+		file("val_data", 2, grey), classes("val_labels", 50, 2),
+		asBytes, byteLabels, names,
+	}
+	tests := []struct {
+		name   string
+		split  string
+		file   []byte
+		n      int
+		pixel  func(n, r, c int) float64
+		labels []int
+	}{
+		{"train, plain", "train", le.File(all), 3, shape, []int{0, 100, 16}},
+		{"val, compressed, grey values", "val", le.File(all, 0, 1, 2, 3, 4, 5, 6), 2, grey, []int{49, 1}},
+		{"test, big-endian, stored as bytes", "test", be.File(all, 4), 2, shape, []int{100, 0}},
+		{"train alone, labels compressed", "train", be.File(all[:2], 1), 3, shape, []int{0, 100, 16}},
+		{"one image", "test", le.File([]mw.Variable{classes("test_labels", 7), file("test_data", 1, grey)}), 1, grey, []int{6}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			im, err := Load(write(t, tc.file), tc.split)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if im.Name != "caltech101/"+tc.split || !slices.Equal(im.Shape(), []int{tc.n, Side, Side, 1}) {
+				t.Fatalf("name %q shape %v, want %q [%d 28 28 1]", im.Name, im.Shape(), "caltech101/"+tc.split, tc.n)
+			}
+			if !slices.Equal(im.Labels, tc.labels) {
+				t.Errorf("labels %v, want %v", im.Labels, tc.labels)
+			}
+			for n := range tc.n {
+				for r := range Side {
+					for c := range Side {
+						// The silhouette (1 before the file's inversion) is +1.
+						want := float32(2*tc.pixel(n, r, c) - 1)
+						if got := im.Image(n)[r*Side+c]; got != want {
+							t.Fatalf("image %d pixel (row %d, column %d) = %v, want %v", n, r, c, got, want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestOrientation places single black (0) values at known entries of the
+// MATLAB array by hand, on white (1), and checks where they land:
+// train_data(i, k) (1-based, as MATLAB indexes) is pixel (row (k−1) mod 28,
+// column ⌊(k−1)/28⌋) of image i−1, and the black pixel is the one that
+// comes out +1.
+func TestOrientation(t *testing.T) {
+	tests := []struct {
+		i, k     int // train_data(i, k), 1-based
+		row, col int // pixel of image i−1
+	}{
+		{1, 1, 0, 0},
+		{1, 2, 1, 0},   // down the first column of the image
+		{1, 28, 27, 0}, // bottom left
+		{1, 29, 0, 1},  // top of the second column
+		{3, 757, 0, 27},
+		{3, 784, 27, 27},
+		{2, 30, 1, 1},
+	}
+	for _, tc := range tests {
+		values := slices.Repeat([]float64{1}, 3*784)
+		values[(tc.i-1)+3*(tc.k-1)] = 0 // column-major: train_data(i, k) at (i−1) + 3·(k−1)
+		f := le.File([]mw.Variable{mw.Double("train_data", []int32{3, 784}, values), classes("train_labels", 1, 2, 3)})
+		im, err := Load(write(t, f), "train")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			for r := range Side {
+				for c := range Side {
+					want := float32(-1)
+					if i == tc.i-1 && r == tc.row && c == tc.col {
+						want = 1
+					}
+					if got := im.Image(i)[r*Side+c]; got != want {
+						t.Errorf("train_data(%d, %d) = 0: image %d pixel (row %d, column %d) = %v, want %v", tc.i, tc.k, i, r, c, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLoadScipyFixture loads a file written by scipy.io.savemat and checks
+// each split against the images the published code (VampPrior's
+// 1 − reshape_data(...), run by numpy in testdata/scipy_fixture.py) makes of
+// the same file, stored in it as expected_<split>, N×784, each row a
+// row-major image; and the labels against the file's class numbers.
+func TestLoadScipyFixture(t *testing.T) {
+	dir := filepath.Join("testdata", "scipy")
+	arrays, err := matfile.ReadFile(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for split, labels := range map[string][]int{"train": {0, 100, 16}, "val": {49, 1}, "test": {6}} {
+		im, err := Load(dir, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expected := arrays["expected_"+split]
+		if expected == nil || len(expected.Dims) != 2 || expected.Dims[0] != im.N || expected.Dims[1] != 784 {
+			t.Fatalf("%s: expected_%s missing or not %d×784", split, split, im.N)
+		}
+		want := expected.Float64s()
+		for i := range im.N {
+			for p := range 784 {
+				if got, want := im.Image(i)[p], float32(2*want[i+im.N*p]-1); got != want {
+					t.Fatalf("%s image %d pixel (row %d, column %d) = %v, want %v as the published code reads it", split, i, p/Side, p%Side, got, want)
+				}
+			}
+		}
+		if !slices.Equal(im.Labels, labels) {
+			t.Errorf("%s labels %v, want %v", split, im.Labels, labels)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	data, labels := file("train_data", 3, shape), classes("train_labels", 1, 2, 3)
+	with := func(i int, v float64) mw.Variable {
+		bad := file("train_data", 3, shape)
+		bad.Values = slices.Clone(bad.Values)
+		bad.Values[i] = v
+		return bad
+	}
+	transposed := data
+	transposed.Dims = []int32{784, 3}
+	tests := []struct {
+		name  string
+		file  []byte // nil: no file
+		split string
+		want  []string
+	}{
+		{"missing file", nil, "train", []string{"caltech101: ", "caltech101_silhouettes_28_split1.mat does not exist", "https://people.cs.umass.edu/~marlin/data.shtml"}},
+		{"unknown split", le.File([]mw.Variable{data, labels}), "valid", []string{`caltech101: split "valid", want "train", "val" or "test"`}},
+		{"no images for the split", le.File([]mw.Variable{data, labels}), "test", []string{"split1.mat: ", `want numeric variables "test_data"`, `and "test_labels"`, `found ["train_data" "train_labels"]`}},
+		{"no labels", le.File([]mw.Variable{data}), "train", []string{`"train_labels" (N labels 1 to 101); found ["train_data"]`}},
+		{"transposed", le.File([]mw.Variable{transposed, labels}), "train", []string{`variable "train_data" has dimensions [784 3], want [N 784]`}},
+		{"785 columns", le.File([]mw.Variable{mw.Double("train_data", []int32{1, 785}, make([]float64, 785)), labels}), "train", []string{"dimensions [1 785], want [N 784]"}},
+		{"no images", le.File([]mw.Variable{mw.Double("train_data", []int32{0, 784}, nil), classes("train_labels")}), "train", []string{"dimensions [0 784], want [N 784]"}},
+		{"value 2", le.File([]mw.Variable{with(1+3*29, 2), labels}, 0), "train", []string{`variable "train_data": value 2 at train_data(2, 30), pixel (row 1, column 1) of image 1`, "want a value in [0, 1]"}},
+		{"value −1", be.File([]mw.Variable{with(3*784-1, -1), labels}), "train", []string{"value -1 at train_data(3, 784), pixel (row 27, column 27) of image 2"}},
+		{"NaN", le.File([]mw.Variable{with(0, math.NaN()), labels}), "train", []string{"value NaN at train_data(1, 1)"}},
+		{"too few labels", le.File([]mw.Variable{data, classes("train_labels", 1, 2)}), "train", []string{`variable "train_labels" has 2 values (dimensions [2 1]), want one per image of "train_data", 3`}},
+		{"label 0", le.File([]mw.Variable{data, classes("train_labels", 1, 0, 3)}), "train", []string{`variable "train_labels": label 0 of image 1, want a class number from 1 to 101`}},
+		{"label 102", le.File([]mw.Variable{data, classes("train_labels", 1, 2, 102)}), "train", []string{"label 102 of image 2"}},
+		{"fractional label", le.File([]mw.Variable{data, classes("train_labels", 1.5, 2, 3)}), "train", []string{"label 1.5 of image 0"}},
+		{"truncated file", le.File([]mw.Variable{data, labels})[:3000], "train", []string{"caltech101: ", "split1.mat: data element at byte 128: truncated matrix"}},
+	}
+	for _, tc := range tests {
+		dir := t.TempDir()
+		if tc.file != nil {
+			dir = write(t, tc.file)
+		}
+		_, err := Load(dir, tc.split)
+		for _, want := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: Load error %v, want one containing %q", tc.name, err, want)
+			}
+		}
+	}
+}

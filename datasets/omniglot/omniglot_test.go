@@ -1,0 +1,250 @@
+package omniglot
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/datasets/matfile"
+	mw "github.com/edlebm/edlebm/internal/matwrite"
+)
+
+// The tests write chardata.mat files with internal/matwrite, an encoder of
+// the format independent of the reader (datasets/matfile), and read one
+// written by scipy.io.savemat (testdata/scipy_fixture.py).
+
+var le, be = mw.LittleEndian, mw.BigEndian
+
+// grey is the value of pixel (row r, column c) of test image n, upright (row
+// 0 at the top): a ramp that a transposition or a flip changes (3r + 5c is
+// not symmetric), in sixteenths so that 2v − 1 is exact in float32.
+func grey(n, r, c int) float64 {
+	return float64((n*7+r*3+c*5)%17) / 16
+}
+
+// binary is a 0/1 test image: 1 where grey is at least ½.
+func binary(n, r, c int) float64 {
+	if grey(n, r, c) >= 0.5 {
+		return 1
+	}
+	return 0
+}
+
+// images returns n test images as chardata.mat stores them: a 784×n array,
+// one image per column, each column the image in MATLAB's column-major order
+// (reshape(data(:, i), 28, 28) is the image), so within a column the row
+// index varies fastest.
+func images(name string, n int, pixel func(n, r, c int) float64) mw.Variable {
+	var values []float64
+	for i := range n {
+		for c := range Side {
+			for r := range Side {
+				values = append(values, pixel(i, r, c))
+			}
+		}
+	}
+	return mw.Double(name, []int32{Side * Side, int32(n)}, values)
+}
+
+// onehot returns the K×N one-hot alphabet variable of the labels.
+func onehot(name string, k int, labels []int) mw.Variable {
+	values := make([]float64, k*len(labels))
+	for i, a := range labels {
+		values[i*k+a] = 1 // column i, row a
+	}
+	return mw.Double(name, []int32{int32(k), int32(len(labels))}, values)
+}
+
+// write writes file as dir/chardata.mat in a new folder and returns dir.
+func write(t *testing.T, file []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, File), file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestLoad(t *testing.T) {
+	asBytes := images("data", 3, binary)
+	asBytes.Type = mw.MiUINT8 // as MATLAB stores doubles that are all small integers
+	asSingles := images("testdata", 2, grey)
+	asSingles.Type = mw.MiSINGLE
+	char := mw.Variable{Name: "note", Class: mw.MxCHAR, Dims: []int32{1, 2}, Type: mw.MiUINT16, Values: []float64{'h', 'i'}}
+	tests := []struct {
+		name   string
+		split  string
+		file   []byte
+		n      int
+		pixel  func(n, r, c int) float64
+		labels []int // nil: no labels
+	}{
+		{"train, plain", "train", le.File([]mw.Variable{images("data", 3, grey), onehot("target", 5, []int{3, 0, 4})}),
+			3, grey, []int{3, 0, 4}},
+		{"test, compressed", "test", le.File([]mw.Variable{images("data", 1, binary), images("testdata", 2, grey), onehot("testtarget", 50, []int{49, 0})}, 0, 1, 2),
+			2, grey, []int{49, 0}},
+		{"train, big-endian, images compressed", "train", be.File([]mw.Variable{onehot("target", 2, []int{1, 1, 0}), images("data", 3, grey)}, 1),
+			3, grey, []int{1, 1, 0}},
+		{"train, 0/1 stored as bytes, no target", "train", le.File([]mw.Variable{char, asBytes}, 1),
+			3, binary, nil},
+		{"test, stored as singles, other variables skipped", "test", be.File([]mw.Variable{asSingles, char, onehot("target", 3, []int{0})}, 0),
+			2, grey, nil},
+		// Columns [0 1 1], [0 0 0] and [0.2 0.5 0.1]: the first largest, as np.argmax.
+		{"target not one-hot", "train", le.File([]mw.Variable{images("data", 3, grey), mw.Double("target", []int32{3, 3}, []float64{0, 1, 1, 0, 0, 0, 0.2, 0.5, 0.1})}),
+			3, grey, []int{1, 0, 1}},
+		{"one image", "train", le.File([]mw.Variable{images("data", 1, grey), onehot("target", 1, []int{0})}),
+			1, grey, []int{0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			im, err := Load(write(t, tc.file), tc.split)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if im.Name != "omniglot/"+tc.split || !slices.Equal(im.Shape(), []int{tc.n, Side, Side, 1}) {
+				t.Fatalf("name %q shape %v, want %q [%d 28 28 1]", im.Name, im.Shape(), "omniglot/"+tc.split, tc.n)
+			}
+			if !slices.Equal(im.Labels, tc.labels) || (im.Labels == nil) != (tc.labels == nil) {
+				t.Errorf("labels %v, want %v", im.Labels, tc.labels)
+			}
+			for n := range tc.n {
+				for r := range Side {
+					for c := range Side {
+						want := float32(2*tc.pixel(n, r, c) - 1)
+						if got := im.Image(n)[r*Side+c]; got != want {
+							t.Fatalf("image %d pixel (row %d, column %d) = %v, want %v", n, r, c, got, want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestOrientation places single marked values at known entries of the
+// MATLAB array by hand and checks where they land: data(k, i) (1-based, as
+// MATLAB indexes) is pixel (row (k−1) mod 28, column ⌊(k−1)/28⌋) of image
+// i−1, the column-major reading that VampPrior's reshape_data reproduces.
+func TestOrientation(t *testing.T) {
+	tests := []struct {
+		k, i     int // data(k, i), 1-based
+		row, col int // pixel of image i−1
+	}{
+		{1, 1, 0, 0},
+		{2, 1, 1, 0},   // down the first column of the image
+		{28, 1, 27, 0}, // bottom left
+		{29, 1, 0, 1},  // top of the second column
+		{757, 2, 0, 27},
+		{784, 2, 27, 27},
+		{30, 2, 1, 1},
+	}
+	for _, tc := range tests {
+		values := make([]float64, 784*2)
+		values[(tc.k-1)+784*(tc.i-1)] = 1 // column-major: data(k, i) at (k−1) + 784·(i−1)
+		im, err := Load(write(t, le.File([]mw.Variable{mw.Double("data", []int32{784, 2}, values)})), "train")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			for r := range Side {
+				for c := range Side {
+					want := float32(-1)
+					if i == tc.i-1 && r == tc.row && c == tc.col {
+						want = 1
+					}
+					if got := im.Image(i)[r*Side+c]; got != want {
+						t.Errorf("data(%d, %d) = 1: image %d pixel (row %d, column %d) = %v, want %v", tc.k, tc.i, i, r, c, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLoadScipyFixture loads a file written by scipy.io.savemat and checks
+// each split against the images the published code (VampPrior's
+// reshape_data, run by numpy in testdata/scipy_fixture.py) makes of the
+// same file, stored in it as expected_<split>, N×784, each row a row-major
+// image; and the alphabets against the one-hot targets.
+func TestLoadScipyFixture(t *testing.T) {
+	dir := filepath.Join("testdata", "scipy")
+	arrays, err := matfile.ReadFile(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for split, labels := range map[string][]int{"train": {3, 0, 4}, "test": {1, 2}} {
+		im, err := Load(dir, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expected := arrays["expected_"+split]
+		if expected == nil || len(expected.Dims) != 2 || expected.Dims[0] != im.N || expected.Dims[1] != 784 {
+			t.Fatalf("%s: expected_%s missing or not %d×784", split, split, im.N)
+		}
+		want := expected.Float64s()
+		for i := range im.N {
+			for p := range 784 {
+				if got, want := im.Image(i)[p], float32(2*want[i+im.N*p]-1); got != want {
+					t.Fatalf("%s image %d pixel (row %d, column %d) = %v, want %v as the published code reads it", split, i, p/Side, p%Side, got, want)
+				}
+			}
+		}
+		if !slices.Equal(im.Labels, labels) {
+			t.Errorf("%s labels %v, want %v", split, im.Labels, labels)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	data := images("data", 3, grey)
+	target := onehot("target", 5, []int{3, 0, 4})
+	with := func(i int, v float64) mw.Variable {
+		bad := images("data", 3, grey)
+		bad.Values = slices.Clone(bad.Values)
+		bad.Values[i] = v
+		return bad
+	}
+	transposed := data
+	transposed.Dims = []int32{3, 784}
+	short := mw.Double("data", []int32{783, 1}, make([]float64, 783))
+	cube := mw.Double("data", []int32{28, 28, 1}, make([]float64, 784))
+	empty := mw.Double("data", []int32{784, 0}, nil)
+	hdf5 := le.Header()
+	hdf5[124], hdf5[125] = 0x00, 0x02 // version 0x0200, little-endian
+	tests := []struct {
+		name  string
+		file  []byte // nil: no file
+		split string
+		want  []string
+	}{
+		{"missing file", nil, "train", []string{"omniglot: ", "chardata.mat does not exist", "https://github.com/yburda/iwae", "datasets/OMNIGLOT/chardata.mat"}},
+		{"unknown split", le.File([]mw.Variable{data}), "val", []string{`omniglot: split "val", want "train" or "test"`}},
+		{"no images for the split", le.File([]mw.Variable{data, target}), "test", []string{"chardata.mat: ", `no numeric variable "testdata"`, `found ["data" "target"]`}},
+		{"transposed", le.File([]mw.Variable{transposed}), "train", []string{`variable "data" has dimensions [3 784], want [784 N]`}},
+		{"783 rows", le.File([]mw.Variable{short}), "train", []string{`variable "data" has dimensions [783 1], want [784 N]`}},
+		{"three dimensions", le.File([]mw.Variable{cube}), "train", []string{"dimensions [28 28 1], want [784 N]"}},
+		{"no images", le.File([]mw.Variable{empty}), "train", []string{"dimensions [784 0], want [784 N]"}},
+		{"value above 1", le.File([]mw.Variable{with(784+29, 1.5)}), "train", []string{`variable "data": value 1.5 at data(30, 2), pixel (row 1, column 1) of image 1`, "want a value in [0, 1]"}},
+		{"negative value", le.File([]mw.Variable{with(0, -0.25)}, 0), "train", []string{"value -0.25 at data(1, 1), pixel (row 0, column 0) of image 0"}},
+		{"NaN", be.File([]mw.Variable{with(3*784-1, math.NaN())}), "train", []string{"value NaN at data(784, 3), pixel (row 27, column 27) of image 2"}},
+		{"target for other images", le.File([]mw.Variable{data, onehot("target", 5, []int{1, 2})}), "train", []string{`variable "target" has dimensions [5 2], want [K 3]`}},
+		{"target a row", le.File([]mw.Variable{data, mw.Double("target", []int32{1, 1, 3}, []float64{0, 1, 2})}), "train", []string{`variable "target" has dimensions [1 1 3]`}},
+		{"truncated file", le.File([]mw.Variable{data, target})[:5000], "train", []string{"omniglot: ", "chardata.mat: data element at byte 128: truncated matrix"}},
+		{"MATLAB 7.3 (HDF5) file", hdf5, "train", []string{"chardata.mat: ", "MATLAB 7.3 (HDF5) file"}},
+	}
+	for _, tc := range tests {
+		dir := t.TempDir()
+		if tc.file != nil {
+			dir = write(t, tc.file)
+		}
+		_, err := Load(dir, tc.split)
+		for _, want := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: Load error %v, want one containing %q", tc.name, err, want)
+			}
+		}
+	}
+}
