@@ -70,7 +70,7 @@ func run(args []string, log io.Writer) error {
 		defaultCache = filepath.Join(dir, "edlebm", "mutation-test.jsonl")
 	}
 	fs.StringVar(&o.cache, "cache", defaultCache, "results of mutants already tested, by file content (\"\": none)")
-	fs.Float64Var(&o.timeoutFactor, "timeout-factor", 3, "a mutant's tests time out after this many times their unmutated duration (plus 30 s)")
+	fs.Float64Var(&o.timeoutFactor, "timeout-factor", 3, "a mutant's tests time out after this many times their unmutated duration (plus 60 s)")
 	only := fs.String("only", "", "test only mutants whose FILE:LINE (file base name) matches this regular expression")
 	fs.Usage = func() {
 		fmt.Fprintln(log, "usage: mutation-test [flags] PACKAGE...\n\nPACKAGE: a package directory, e.g. ./losses. Flags:")
@@ -284,7 +284,7 @@ type testSelection struct {
 
 // testsReaching selects the tests whose coverage holds the mutant's
 // position; they time out after factor times their unmutated duration,
-// plus 30 s.
+// plus a minute (test binaries start slowly on a busy machine).
 func testsReaching(tests []testRun, m mutant, factor float64) testSelection {
 	var names []string
 	seconds := 0.0
@@ -297,7 +297,7 @@ func testsReaching(tests []testRun, m mutant, factor float64) testSelection {
 	}
 	return testSelection{
 		pattern: "^(" + strings.Join(names, "|") + ")$",
-		timeout: time.Duration((factor*seconds + 30) * float64(time.Second)),
+		timeout: time.Duration((factor*seconds + 60) * float64(time.Second)),
 	}
 }
 
