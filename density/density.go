@@ -196,13 +196,61 @@ func SettingNames() []string {
 const energyScope = "/energy"
 
 // Energy returns the energy network as a losses.EnergyFn, with the
-// variables of ctx's scope /energy (created on first use).
+// variables of ctx's scope /energy (created on first use), plus the
+// Bernoulli base of SetBernoulliBase when the model has one.
 func Energy(ctx *context.Context, cfg Config) losses.EnergyFn {
-	return energyAt(ctx.InAbsPath(energyScope).Checked(false), cfg)
+	return withBase(ctx, energyAt(ctx.InAbsPath(energyScope).Checked(false), cfg))
+}
+
+// AveragedEnergy is Energy with the moving average of the network's
+// parameters (the model evaluated, sampled and pictured).
+func AveragedEnergy(ctx *context.Context, cfg Config) losses.EnergyFn {
+	return withBase(ctx, energyAt(ema.AveragedContext(ctx, energyScope), cfg))
 }
 
 func energyAt(ctx *context.Context, cfg Config) losses.EnergyFn {
 	return func(x *Node) *Node { return nets.EnergyMLP(ctx, x, cfg.MLP) }
+}
+
+// baseScope holds the means of the Bernoulli base (SetBernoulliBase).
+const baseScope = "/bernoulli_base"
+
+// withBase adds −log B(x) of the model's Bernoulli base B, if it has one,
+// to energy.
+func withBase(ctx *context.Context, energy losses.EnergyFn) losses.EnergyFn {
+	v := ctx.InAbsPath(baseScope).GetVariable("log_odds")
+	if v == nil {
+		return energy
+	}
+	return func(x *Node) *Node {
+		// log B(x) = Σ x·log p + (1−x)·log(1−p) = Σ x·logit(p) + log(1−p), and
+		// log(1−p) = −softplus(logit p).
+		logOdds := InsertAxes(v.ValueGraph(x.Graph()), 0)
+		logB := Sub(ReduceSum(Mul(x, logOdds), 1), ReduceSum(Softplus(logOdds), 1))
+		return Sub(energy(x), logB)
+	}
+}
+
+// SetBernoulliBase gives a model of binary data the base distribution of
+// Grathwohl et al.'s binary-image EBMs: independent bits with the given
+// means (the training data's, typically), whose −log-probability is added
+// to the network's energy, so the network learns only what the base misses.
+// Means are clipped to [0.01, 0.99]. It must be called before the first
+// training step; checkpoints keep the base.
+func (m *Model) SetBernoulliBase(means []float64) error {
+	if m.Step() != 0 || m.ctx.InAbsPath(baseScope).GetVariable("log_odds") != nil {
+		return errors.New("density: the Bernoulli base is set once, before training")
+	}
+	logOdds := make([]float32, len(means))
+	for i, p := range means {
+		if math.IsNaN(p) {
+			return fmt.Errorf("density: Bernoulli base mean %d is NaN", i)
+		}
+		p = min(max(p, 0.01), 0.99)
+		logOdds[i] = float32(math.Log(p / (1 - p)))
+	}
+	m.ctx.InAbsPath(baseScope).VariableWithValue("log_odds", logOdds).SetTrainable(false)
+	return nil
 }
 
 // Loss builds the training loss of cfg.Method on the batch x.
@@ -283,7 +331,7 @@ func New(backend backends.Backend, cfg Config, seed int64) (*Model, error) {
 	m.trainer = train.NewTrainer(backend, ctx, modelFn, nil, optimizers.Adam().Done(), nil, nil)
 	var err error
 	m.energies, err = context.NewExec(backend, ctx, func(ctx *context.Context, x *Node) *Node {
-		return energyAt(ema.AveragedContext(ctx, energyScope), cfg)(x)
+		return AveragedEnergy(ctx, cfg)(x)
 	})
 	if err != nil {
 		return nil, err

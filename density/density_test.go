@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edlebm/edlebm/internal/testutil"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/nets"
 )
 
@@ -210,5 +213,56 @@ func TestBinaryMethodsLearnABitDistribution(t *testing.T) {
 				t.Errorf("learned probabilities %.3f, sample frequencies %.3f: total variation %.3f, want ≤ 0.05", probs, freq, tv)
 			}
 		})
+	}
+}
+
+// The Bernoulli base adds −log B(x) = −Σ x·log p + (1−x)·log(1−p) to the
+// network's energy, with means clipped to [0.01, 0.99]: the energies of a
+// model with the base minus those of the same network without it, against
+// that sum in float64. It is set once, before training.
+func TestBernoulliBaseAddsItsNegativeLogProbability(t *testing.T) {
+	means := []float64{0.5, 0.2, 0, 1}
+	x := []float32{1, 0, 1, 0, 0, 1, 0, 1, 1, 1, 1, 1}
+	cfg := DefaultConfig("bed")
+	cfg.MLP = nets.MLPConfig{Hidden: []int{8}, Activation: nets.ActSwish}
+	energies := func(base bool) []float64 {
+		m, err := New(testBackend(), cfg, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base {
+			if err := m.SetBernoulliBase(means); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.SetBernoulliBase(means); err == nil {
+				t.Error("a second SetBernoulliBase: no error")
+			}
+		}
+		e := context.MustExecOnce(testBackend(), m.Context(), func(ctx *context.Context, x *Node) *Node {
+			return Energy(ctx, cfg)(x)
+		}, tensors.FromFlatDataAndDimensions(x, 3, 4))
+		return floats(e)
+	}
+	with, without := energies(true), energies(false)
+	for i := range 3 {
+		logB := 0.0
+		for j, p := range means {
+			p = min(max(p, 0.01), 0.99)
+			if x[4*i+j] == 1 {
+				logB += math.Log(p)
+			} else {
+				logB += math.Log(1 - p)
+			}
+		}
+		if got := with[i] - without[i]; !(math.Abs(got+logB) <= 1e-4) {
+			t.Errorf("example %d: energy with the base − without = %.5f, want −log B(x) = %.5f", i, got, -logB)
+		}
+	}
+	m, err := New(testBackend(), cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetBernoulliBase([]float64{0.5, math.NaN()}); err == nil || !strings.Contains(err.Error(), "mean 1 is NaN") {
+		t.Errorf("a NaN mean: error %v", err)
 	}
 }
