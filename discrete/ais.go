@@ -54,6 +54,10 @@ type AISResult struct {
 	// Acceptance is the fraction of accepted Gibbs-with-gradients
 	// proposals over all transitions.
 	Acceptance float64
+	// Samples holds the chains' final states (Chains × D values 0 and 1):
+	// annealed from the base to the model, samples of the model (each
+	// with its importance weight).
+	Samples []float32
 }
 
 // aisBlock is the number of temperatures one graph execution covers:
@@ -128,6 +132,7 @@ func AIS(backend backends.Backend, ctx *context.Context, energyOf func(*context.
 			accepted += tensors.ToScalar[float64](out[2]) * float64(n)
 		}
 		res.LogWeights = tensors.MustCopyFlatData[float64](logW)
+		res.Samples = tensors.MustCopyFlatData[float32](state)
 		res.Acceptance = accepted / float64(cfg.Temperatures)
 		return nil
 	})

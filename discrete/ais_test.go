@@ -49,6 +49,10 @@ func TestAISMatchesEnumeration(t *testing.T) {
 		energies[s] = -energyNaive(s)
 	}
 	exact := logMeanExp(energies) + math.Log(float64(len(energies)))
+	exactMeanEnergy := 0.0
+	for s, negE := range energies {
+		exactMeanEnergy += math.Exp(negE-exact) * energyNaive(s)
+	}
 
 	energyOf := func(ctx *context.Context) losses.EnergyFn {
 		return func(x *Node) *Node {
@@ -77,8 +81,21 @@ func TestAISMatchesEnumeration(t *testing.T) {
 		if !(math.Abs(res.LogZ-exact) <= 0.05) || !(res.Low <= exact && exact <= res.High) {
 			t.Errorf("%s: log Z %.4f with interval [%.4f, %.4f]; exact %.4f", name, res.LogZ, res.Low, res.High, exact)
 		}
-		if len(res.LogWeights) != 200 || !(res.Acceptance > 0 && res.Acceptance < 1) {
-			t.Errorf("%s: %d log weights, acceptance %v", name, len(res.LogWeights), res.Acceptance)
+		if len(res.LogWeights) != 200 || len(res.Samples) != 200*d || !(res.Acceptance > 0 && res.Acceptance < 1) {
+			t.Errorf("%s: %d log weights, %d sample values, acceptance %v", name, len(res.LogWeights), len(res.Samples), res.Acceptance)
+		}
+		// The chains end as the model's samples: their mean energy, weighted
+		// by the importance weights, against the exact expectation.
+		meanEnergy := 0.0
+		for c := range 200 {
+			s := 0
+			for i := range d {
+				s |= int(res.Samples[c*d+i]) << i
+			}
+			meanEnergy += math.Exp(res.LogWeights[c]-res.LogZ) / 200 * energyNaive(s)
+		}
+		if !(math.Abs(meanEnergy-exactMeanEnergy) <= 0.3) {
+			t.Errorf("%s: weighted mean energy of the final states %.3f, want %.3f ± 0.3", name, meanEnergy, exactMeanEnergy)
 		}
 	}
 	if after := stream(); !slicesEqual(before, after) {
