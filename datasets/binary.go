@@ -1,6 +1,9 @@
 package datasets
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -96,4 +99,22 @@ func Bits(im *Images) []float32 {
 		}
 	}
 	return out
+}
+
+// Endless serves ds without end, for training to a step count: at the end
+// of an epoch it resets ds (which starts the next, reshuffled) and yields
+// the new epoch's first batch. An epoch without any batch is an error.
+func Endless(ds train.Dataset) train.Dataset { return endless{ds} }
+
+type endless struct{ train.Dataset }
+
+func (e endless) Yield() (spec any, inputs, labels []*tensors.Tensor, err error) {
+	spec, inputs, labels, err = e.Dataset.Yield()
+	if errors.Is(err, io.EOF) {
+		e.Dataset.Reset()
+		if spec, inputs, labels, err = e.Dataset.Yield(); errors.Is(err, io.EOF) {
+			return nil, nil, nil, fmt.Errorf("%s: an epoch without a batch", e.Name())
+		}
+	}
+	return spec, inputs, labels, err
 }

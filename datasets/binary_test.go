@@ -122,3 +122,40 @@ func TestBinaryBatches(t *testing.T) {
 		t.Errorf("Bits %v, want [0 0 1 1]", got)
 	}
 }
+
+// Endless goes on into the next epoch, as Reset would: 3 batches of 2 per
+// epoch of 7 images, then the next epoch's order.
+func TestEndless(t *testing.T) {
+	im := constantImages(7, 0)
+	for i := range im.Pixels {
+		im.Pixels[i] = float32(i/6) / 7 // each image its own value
+	}
+	reference, err := NewBatches(im, 2, WithSeed(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := NewBatches(im, 2, WithSeed(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	endless := Endless(served)
+	for epoch := range 3 {
+		for batch := range 3 {
+			_, want, _, err := reference.Yield()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, got, _, err := endless.Yield()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(tensors.MustCopyFlatData[float32](got[0]), tensors.MustCopyFlatData[float32](want[0])) {
+				t.Errorf("epoch %d batch %d differs from the batches reset by hand", epoch, batch)
+			}
+		}
+		if _, _, _, err := reference.Yield(); err == nil {
+			t.Fatal("the reference epoch did not end after 3 batches")
+		}
+		reference.Reset()
+	}
+}

@@ -28,7 +28,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
@@ -41,32 +40,32 @@ import (
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/internal/binaryflags"
 	"github.com/edlebm/edlebm/internal/flagcheck"
-	"github.com/edlebm/edlebm/nets"
 	"github.com/edlebm/edlebm/plots"
 )
 
 type options struct {
-	data, methods, out, backend, hidden, set string
-	steps, batch, grid, mmdN                 int
-	seed                                     int64
-	lr, ema                                  float64
+	binaryflags.Flags
+	data, out, backend       string
+	steps, batch, grid, mmdN int
+	seed                     int64
 }
 
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("train-graycode", flag.ContinueOnError)
 	fs.StringVar(&o.data, "data", "pinwheel", "comma-separated 2-D sets: "+strings.Join(toy2d.Names(), ", "))
-	fs.StringVar(&o.methods, "methods", "bed,bcd", "comma-separated methods: bed (energy discrepancy, Bernoulli flips), bcd (contrastive divergence, persistent Gibbs chains)")
+	fs.StringVar(&o.Methods, "methods", "bed,bcd", "comma-separated methods: bed (energy discrepancy, Bernoulli flips), bcd (contrastive divergence, persistent Gibbs chains)")
 	fs.StringVar(&o.out, "out", "out/graycode", "output folder (a folder per set and method is made in it)")
 	fs.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
 	fs.IntVar(&o.steps, "steps", 20000, "training steps")
 	fs.IntVar(&o.batch, "batch", 128, "fresh data samples per step")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed (initialisation, data and noise)")
-	fs.Float64Var(&o.lr, "lr", 2e-3, "Adam learning rate (the authors')")
-	fs.Float64Var(&o.ema, "ema", 0.999, "decay of the parameter average the pictures and the MMD use")
-	fs.StringVar(&o.hidden, "hidden", "256,256,256", "hidden layer widths of the energy MLP (swish)")
-	fs.StringVar(&o.set, "set", "", "GoMLX context settings of the model, after the flags: \"toy_bed_epsilon=0.05;toy_bed_m=16\"; the settings: "+
+	fs.Float64Var(&o.LearningRate, "lr", 2e-3, "Adam learning rate (the authors')")
+	fs.Float64Var(&o.EMADecay, "ema", 0.999, "decay of the parameter average the pictures and the MMD use")
+	fs.StringVar(&o.Hidden, "hidden", "256,256,256", "hidden layer widths of the energy MLP (swish)")
+	fs.StringVar(&o.Set, "set", "", "GoMLX context settings of the model, after the flags: \"toy_bed_epsilon=0.05;toy_bed_m=16\"; the settings: "+
 		strings.Join(density.SettingNames(), ", "))
 	fs.IntVar(&o.grid, "grid", 100, "heat-map cells per axis (the model's samples are drawn from these cells)")
 	fs.IntVar(&o.mmdN, "mmd-n", 2000, "samples on each side of an MMD")
@@ -76,7 +75,7 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if _, err := o.configs(); err != nil {
+	if _, err := o.Configs(nil); err != nil {
 		return o, err
 	}
 	return o, flagcheck.Check(
@@ -85,45 +84,6 @@ func parseFlags(args []string) (options, error) {
 		flagcheck.Rule{Flag: "grid", Value: o.grid, OK: o.grid >= 2, Want: "≥ 2"},
 		flagcheck.Rule{Flag: "mmd-n", Value: o.mmdN, OK: o.mmdN >= 2, Want: "≥ 2"},
 	)
-}
-
-// configs are the models' configurations from the flags, one per method.
-func (o options) configs() ([]density.Config, error) {
-	var out []density.Config
-	for _, method := range strings.Split(o.methods, ",") {
-		method = strings.TrimSpace(method)
-		if !slices.Contains(density.BinaryMethods, method) {
-			return nil, fmt.Errorf("flag -methods: %q: want one of %v", method, density.BinaryMethods)
-		}
-		cfg, err := o.config(method)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, cfg)
-	}
-	return out, nil
-}
-
-// config is the configuration of method from the flags.
-func (o options) config(method string) (density.Config, error) {
-	cfg := density.DefaultConfig(method)
-	hidden, err := flagcheck.PositiveInts(o.hidden)
-	if err != nil {
-		return cfg, fmt.Errorf("flag -hidden %s: %w", o.hidden, err)
-	}
-	cfg.MLP = nets.MLPConfig{Hidden: hidden, Activation: nets.ActSwish}
-	cfg.LearningRate, cfg.EMADecay = o.lr, o.ema
-	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("flags: %w", err)
-	}
-	cfg, err = cfg.WithSettings(o.set)
-	if err != nil {
-		return cfg, fmt.Errorf("flag -set: %w", err)
-	}
-	if cfg.Method != method {
-		return cfg, fmt.Errorf("flag -set: %smethod=%s: choose methods with -methods", density.ParamPrefix, cfg.Method)
-	}
-	return cfg, nil
 }
 
 func main() {
@@ -148,7 +108,7 @@ func run(o options) error {
 		}
 		sets = append(sets, set)
 	}
-	configs, err := o.configs()
+	configs, err := o.Configs(nil)
 	if err != nil {
 		return err
 	}
@@ -363,7 +323,7 @@ func cellOf(g density.Grid, x, y float32) (int, bool) {
 func writeResults(path string, o options, rows []result) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
 		fmt.Fprintf(w, "Command: `train-graycode -data %s -methods %s -steps %d -batch %d -seed %d -hidden %s -grid %d -mmd-n %d`\n\n",
-			o.data, o.methods, o.steps, o.batch, o.seed, o.hidden, o.grid, o.mmdN)
+			o.data, o.Methods, o.steps, o.batch, o.seed, o.Hidden, o.grid, o.mmdN)
 		fmt.Fprintf(w, "| set | method | MMD² model (samples of the cells) | MMD² data redrawn within its cells (the cells' floor) | MMD² second data sample | MMD² uniform on the square (ceiling) |\n|---|---|---|---|---|---|\n")
 		for _, r := range rows {
 			fmt.Fprintf(w, "| %s | %s | %.5f | %.5f | %.5f | %.5f |\n", r.set, r.method, r.model, r.gridded, r.floor, r.uniform)
