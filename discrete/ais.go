@@ -62,7 +62,7 @@ type AISResult struct {
 
 // aisBlock is the number of temperatures one graph execution covers:
 // GoMLX has no loop op, so each block is unrolled.
-const aisBlock = 20
+const aisBlock = 10
 
 // AIS estimates the log normaliser log Z of p(x) ∝ exp(−E(x)) over
 // {0,1}^D by annealed importance sampling (Neal 2001), as Grathwohl et al.

@@ -37,7 +37,7 @@ func TestBadFlags(t *testing.T) {
 // tinyRun is the flags of a run small enough for a test.
 func tinyRun(out, steps string) []string {
 	return []string{"-backend", testutil.BackendName(), "-train-size", "60", "-test-size", "20", "-batch", "20",
-		"-steps", steps, "-hidden", "8", "-ais-chains", "4", "-ais-temperatures", "25", "-set", "toy_gwg_steps=2;toy_bed_m=4", "-out", out}
+		"-steps", steps, "-hidden", "8", "-ais-chains", "4", "-ais-temperatures", "4", "-set", "toy_gwg_steps=2;toy_bed_m=4", "-out", out}
 }
 
 // A short run writes the pictures and the table; stopped after 4 steps
