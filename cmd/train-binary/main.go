@@ -393,7 +393,7 @@ func writeResults(path string, o options, d data, rows []result) error {
 		fmt.Fprintf(w, "%d training images, %d test images (binarised once, seed %d).\n\n", d.train.N, len(d.testBits)/len(d.means), testBinarizationSeed)
 		fmt.Fprintf(w, "| method | steps | test log-likelihood (nats) | 95 %% interval | AIS log Z | AIS acceptance | training seconds (this run) |\n|---|---|---|---|---|---|---|\n")
 		for _, r := range rows {
-			fmt.Fprintf(w, "| %s | %d | %.2f | [%.2f, %.2f] | %.2f | %.2f | %.0f |\n", r.method, r.steps, r.logLikelihood, r.low, r.high, r.logZ, r.acceptance, r.seconds)
+			fmt.Fprintf(w, "| %s | %d | %.2f | [%.2f, %.2f] | %.2f | %.3f | %.0f |\n", r.method, r.steps, r.logLikelihood, r.low, r.high, r.logZ, r.acceptance, r.seconds)
 		}
 		return nil
 	})
