@@ -86,27 +86,37 @@ func anomalyTestSet(o options) (*datasets.Images, []bool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	n := split.Test.N
-	if o.anomalyN > 0 && o.anomalyN < n {
-		n = o.anomalyN
-	}
-	n = n / o.batch * o.batch
-	if n == 0 {
-		return nil, nil, fmt.Errorf("-batch %d exceeds the %d test images to score", o.batch, min(o.anomalyN, split.Test.N))
-	}
-	indices := make([]int, n)
-	for i := range indices {
-		indices[i] = i * split.Test.N / n // evenly spaced: keeps the anomaly share
+	indices, err := evenlySpaced(split.Test.N, o.anomalyN, o.batch)
+	if err != nil {
+		return nil, nil, err
 	}
 	images, err := split.Test.Subset(indices)
 	if err != nil {
 		return nil, nil, err
 	}
-	labels := make([]bool, n)
+	labels := make([]bool, len(indices))
 	for i, j := range indices {
 		labels[i] = split.Anomalous[j]
 	}
 	return images, labels, nil
+}
+
+// evenlySpaced returns which of total test images to score: all of them,
+// or limit evenly spaced ones when 0 < limit < total (which keeps the
+// anomaly share), cut to a whole number of batches.
+func evenlySpaced(total, limit, batch int) ([]int, error) {
+	n := total
+	if limit > 0 && limit < n {
+		n = limit
+	}
+	if n/batch == 0 {
+		return nil, fmt.Errorf("-batch %d exceeds the %d test images to score", batch, n)
+	}
+	indices := make([]int, n/batch*batch)
+	for i := range indices {
+		indices[i] = i * total / len(indices)
+	}
+	return indices, nil
 }
 
 // anomalyAUPRC scores images with model and returns the scores and their

@@ -45,11 +45,7 @@ func attributeGrid(model *lebm.Model, test *datasets.Images, o options, out stri
 	for i := range rows {
 		rows[i] = i
 	}
-	alphas := make([]float64, o.interpSteps)
-	for k := range alphas {
-		alphas[k] = o.attributeScale * (2*float64(k)/float64(o.interpSteps-1) - 1)
-	}
-	latents := attributeLatents(z, nz, with, without, rows, alphas)
+	latents := attributeLatents(z, nz, with, without, rows, attributeAlphas(o.attributeScale, o.interpSteps))
 	images, err := model.Decode(tensors.FromFlatDataAndDimensions(latents, len(latents)/nz, nz))
 	if err != nil {
 		return err
@@ -58,6 +54,16 @@ func attributeGrid(model *lebm.Model, test *datasets.Images, o options, out stri
 	fmt.Printf("attribute %s: direction from %d images with it and %d without\n", o.attribute, len(with), len(without))
 	return plots.WriteImageGrid(filepath.Join(out, "attribute_"+o.attribute+".png"), tensors.MustCopyFlatData[float32](images),
 		len(latents)/nz, test.Height, test.Width, test.Channels, o.interpSteps)
+}
+
+// attributeAlphas returns steps multiples of the attribute direction,
+// evenly spaced from −scale to scale.
+func attributeAlphas(scale float64, steps int) []float64 {
+	alphas := make([]float64, steps)
+	for k := range alphas {
+		alphas[k] = scale * (2*float64(k)/float64(steps-1) - 1)
+	}
+	return alphas
 }
 
 // attributeLatents returns, for each index r of rows, the latents

@@ -143,17 +143,12 @@ func (o options) samplers() []lebm.LoadOption {
 	return []lebm.LoadOption{lebm.WithTestPosterior(o.postSteps, o.postStep), lebm.WithGeneration(o.genSteps, o.genStep)}
 }
 
-func run(o options) error {
-	runDir, out := o.runDir, o.out
+// checkValues checks each numeric flag against its range, naming the
+// first flag out of it.
+func (o options) checkValues() error {
 	reconN, batch, chains, chainSteps, maxLag := o.reconN, o.batch, o.chains, o.chainSteps, o.maxLag
-	if runDir == "" {
-		return fmt.Errorf("flag -run: the train-lebm output folder is required")
-	}
-	if o.data != "" && !slices.Contains(byname.Names, o.data) {
-		return fmt.Errorf("flag -data %q: want one of %v", o.data, byname.Names)
-	}
 	fid := o.classifierDir != "" || o.inception != ""
-	if err := flagcheck.Check(
+	return flagcheck.Check(
 		flagcheck.Rule{Flag: "attribute-n", Value: o.attributeN, OK: o.attribute == "" || o.attributeN >= 2, Want: "≥ 2"},
 		flagcheck.Rule{Flag: "attribute-scale", Value: o.attributeScale, OK: o.attribute == "" || o.attributeScale > 0, Want: "> 0"},
 		flagcheck.Rule{Flag: "fid-samples", Value: o.fidSamples, OK: !fid || o.fidSamples >= 2, Want: "≥ 2 (and more than the features' dimensions)"},
@@ -169,7 +164,19 @@ func run(o options) error {
 		flagcheck.Rule{Flag: "chains", Value: chains, OK: chains >= 2, Want: "≥ 2"},
 		flagcheck.Rule{Flag: "chain-steps", Value: chainSteps, OK: chainSteps >= 100 && chainSteps%50 == 0, Want: "a multiple of 50, at least 100"},
 		flagcheck.Rule{Flag: "max-lag", Value: maxLag, OK: maxLag >= 1 && maxLag < chainSteps/2, Want: fmt.Sprintf("≥ 1 and below half of -chain-steps %d", chainSteps)},
-	); err != nil {
+	)
+}
+
+func run(o options) error {
+	runDir, out := o.runDir, o.out
+	reconN, batch, chains, chainSteps, maxLag := o.reconN, o.batch, o.chains, o.chainSteps, o.maxLag
+	if runDir == "" {
+		return fmt.Errorf("flag -run: the train-lebm output folder is required")
+	}
+	if o.data != "" && !slices.Contains(byname.Names, o.data) {
+		return fmt.Errorf("flag -data %q: want one of %v", o.data, byname.Names)
+	}
+	if err := o.checkValues(); err != nil {
 		return err
 	}
 	if out == "" {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"image"
 	"image/png"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -343,20 +345,25 @@ func TestAttributeGridOnCelebA(t *testing.T) {
 	if err := model.Save(filepath.Join(runDir, "checkpoint")); err != nil {
 		t.Fatal(err)
 	}
+	// generateSamples counts colour images in values of 64·64·3: 5
+	// samples in batches of 2, and a grid of all 5.
+	gen := t.TempDir()
+	samples, err := generateSamples(model, options{fidSamples: 5, batch: 2}, gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if samples.N != 5 || len(samples.Pixels) != 5*64*64*3 {
+		t.Errorf("generated %d images in %d values, want 5 in 5·64·64·3", samples.N, len(samples.Pixels))
+	}
+	if grid := pngSize(t, filepath.Join(gen, "samples.png")); grid.Width < 5*64 || grid.Width >= 6*64 || grid.Height >= 2*64 {
+		t.Errorf("sample grid %d×%d pixels, want one row of five 64×64 images", grid.Width, grid.Height)
+	}
 	o := options{runDir: runDir, data: "celeba64", dataDir: root, backend: testutil.BackendName(), reconN: 4, batch: 4, chains: 2, chainSteps: 100,
 		maxLag: 10, anomalyHoldout: -1, interpRows: 2, interpSteps: 3, attribute: "Smiling", attributeN: 8, attributeScale: 1.5}
 	if err := run(o); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(runDir, "eval", "attribute_Smiling.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cfgPNG, err := png.DecodeConfig(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfgPNG := pngSize(t, filepath.Join(runDir, "eval", "attribute_Smiling.png"))
 	// Three 64-pixel columns and two rows, with whatever border the grid draws.
 	if cfgPNG.Width < 3*64 || cfgPNG.Width >= 4*64 || cfgPNG.Height < 2*64 || cfgPNG.Height >= 3*64 {
 		t.Errorf("attribute grid is %d×%d pixels, want 3 columns × 2 rows of 64×64 images", cfgPNG.Width, cfgPNG.Height)
@@ -435,5 +442,132 @@ func checkAnomalyScores(t *testing.T, dir string, s *eval.Report) {
 		if got, err := eval.AUPRC(scores, labels); err != nil || got != want {
 			t.Errorf("%s column %d: AUPRC %v (%v), the report says %v", eval.AnomalyScoresFile, c, got, err, want)
 		}
+	}
+}
+
+// The anomaly test subset: all images, or evenly spaced ones, a whole
+// number of batches; indices written out by hand.
+func TestEvenlySpaced(t *testing.T) {
+	for _, tc := range []struct {
+		total, limit, batch int
+		want                []int
+		err                 string
+	}{
+		{total: 10, limit: 0, batch: 3, want: []int{0, 1, 2, 3, 4, 5, 6, 7, 8}},
+		{total: 10, limit: 4, batch: 2, want: []int{0, 2, 5, 7}},
+		{total: 10, limit: 10, batch: 5, want: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+		{total: 10, limit: 20, batch: 5, want: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+		{total: 10, limit: 0, batch: 20, err: "-batch 20 exceeds the 10 test images"},
+		{total: 10, limit: 3, batch: 4, err: "-batch 4 exceeds the 3 test images"},
+	} {
+		got, err := evenlySpaced(tc.total, tc.limit, tc.batch)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("evenlySpaced(%d, %d, %d): error %v, want %q", tc.total, tc.limit, tc.batch, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("evenlySpaced(%d, %d, %d) = %v, %v; want %v", tc.total, tc.limit, tc.batch, got, err, tc.want)
+		}
+	}
+}
+
+// The attribute grid's multiples of the direction: −scale … scale.
+func TestAttributeAlphas(t *testing.T) {
+	if got, want := attributeAlphas(2, 5), []float64{-2, -1, 0, 1, 2}; !slices.Equal(got, want) {
+		t.Errorf("attributeAlphas(2, 5) = %v, want %v", got, want)
+	}
+	if got, want := attributeAlphas(0.5, 3), []float64{-0.5, 0, 0.5}; !slices.Equal(got, want) {
+		t.Errorf("attributeAlphas(0.5, 3) = %v, want %v", got, want)
+	}
+}
+
+// mapBatches covers exactly the first n images, the last batch partial:
+// fn doubles each batch, so the output is 2·pixel for images 0..n−1.
+func TestMapBatchesCoversPartialBatch(t *testing.T) {
+	set := &datasets.Images{Name: "five", N: 5, Height: 1, Width: 1, Channels: 1, Pixels: []float32{0, 0.1, 0.2, 0.3, 0.4}}
+	double := func(x *tensors.Tensor) (*tensors.Tensor, error) {
+		v := tensors.MustCopyFlatData[float32](x)
+		for i := range v {
+			v[i] *= 2
+		}
+		return tensors.FromFlatDataAndDimensions(v, len(v)), nil
+	}
+	for _, tc := range []struct {
+		n, batch int
+		want     []float32
+	}{
+		{3, 2, []float32{0, 0.2, 0.4}},
+		{5, 2, []float32{0, 0.2, 0.4, 0.6, 0.8}},
+		{4, 4, []float32{0, 0.2, 0.4, 0.6}},
+	} {
+		got, err := mapBatches(set, tc.n, tc.batch, "doubled", double)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("mapBatches(n=%d, batch=%d) = %v, %v; want %v", tc.n, tc.batch, got, err, tc.want)
+		}
+	}
+	if _, err := mapBatches(set, 6, 2, "doubled", double); err == nil || !strings.Contains(err.Error(), "6 images requested") {
+		t.Errorf("6 of 5 images: error %v", err)
+	}
+}
+
+// pngSize reads the width and height of the PNG at path.
+func pngSize(t *testing.T, path string) image.Config {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return cfg
+}
+
+// Each numeric flag's range at its boundary: the last good value passes,
+// the first bad one is refused naming the flag.
+func TestFlagRangesAtTheirBoundaries(t *testing.T) {
+	valid := options{reconN: 1, batch: 1, chains: 2, chainSteps: 100, maxLag: 49, interpRows: 1, interpSteps: 2,
+		attribute: "Smiling", attributeN: 2, attributeScale: 0.5, inception: "weights.pth", fidSamples: 2}
+	if err := valid.checkValues(); err != nil {
+		t.Fatalf("the boundary values: %v", err)
+	}
+	for _, tc := range []struct {
+		flag string
+		edit func(*options)
+	}{
+		{"attribute-n", func(o *options) { o.attributeN = 1 }},
+		{"attribute-scale", func(o *options) { o.attributeScale = 0 }},
+		{"fid-samples", func(o *options) { o.fidSamples = 1 }},
+		{"fid-samples", func(o *options) { o.inception, o.classifierDir, o.fidSamples = "", "classifier", 1 }},
+		{"test-posterior-steps", func(o *options) { o.postSteps = -1 }},
+		{"test-posterior-step", func(o *options) { o.postStep = -0.1 }},
+		{"gen-steps", func(o *options) { o.genSteps = -1 }},
+		{"gen-step", func(o *options) { o.genStep = -0.1 }},
+		{"fid-train-n", func(o *options) { o.fidTrainN = -1 }},
+		{"interp-rows", func(o *options) { o.interpRows = 0 }},
+		{"interp-steps", func(o *options) { o.interpSteps = 1 }},
+		{"recon-n", func(o *options) { o.reconN = 0 }},
+		{"batch", func(o *options) { o.batch = 0 }},
+		{"chains", func(o *options) { o.chains = 1 }},
+		{"chain-steps", func(o *options) { o.chainSteps = 50 }},
+		{"chain-steps", func(o *options) { o.chainSteps, o.maxLag = 120, 10 }},
+		{"max-lag", func(o *options) { o.maxLag = 0 }},
+		{"max-lag", func(o *options) { o.maxLag = 50 }},
+	} {
+		o := valid
+		tc.edit(&o)
+		if err := o.checkValues(); err == nil || !strings.Contains(err.Error(), "flag -"+tc.flag+" ") {
+			t.Errorf("-%s out of range: error %v, want one naming it", tc.flag, err)
+		}
+	}
+	// Without an attribute or FID, their flags are not checked.
+	unused := valid
+	unused.attribute, unused.inception, unused.attributeN, unused.attributeScale, unused.fidSamples = "", "", 0, 0, 0
+	if err := unused.checkValues(); err != nil {
+		t.Errorf("flags of unused features: %v", err)
 	}
 }
