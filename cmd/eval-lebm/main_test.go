@@ -535,6 +535,11 @@ func TestFlagRangesAtTheirBoundaries(t *testing.T) {
 	if err := valid.checkValues(); err != nil {
 		t.Fatalf("the boundary values: %v", err)
 	}
+	shortestLag := valid
+	shortestLag.maxLag = 1
+	if err := shortestLag.checkValues(); err != nil {
+		t.Errorf("-max-lag 1: %v", err)
+	}
 	for _, tc := range []struct {
 		flag string
 		edit func(*options)
