@@ -12,8 +12,9 @@ import (
 	"github.com/edlebm/edlebm/losses"
 )
 
-// LogDensityMSE is the log-density error of SPEC.md for data with an exact
-// log-density: the normaliser is estimated by importance sampling from the
+// LogDensityMSE is the log-density error the paper reports for the 2-D
+// sets (the mean squared difference of log-densities), for data with an
+// exact log-density: the normaliser is estimated by importance sampling from the
 // data, log Z ≈ logsumexp(−E(xᵢ) − log p(xᵢ)) − log N over the samples
 // isSamples, and the error is mean((−E(x) − log Z − log p(x))²) over
 // testSamples. Both sample sets hold flat dim-dimensional points.

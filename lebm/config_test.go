@@ -231,9 +231,12 @@ func TestConfigParams(t *testing.T) {
 	})
 }
 
-// The presets against the paper's and Pang et al.'s settings (SPEC.md,
-// "Training"): "paper" is DefaultConfig; "pang-cd" differs from it in the
-// CD update, prior learning rate 2e-5 and decay 0.998 per epoch only.
+// The presets against the paper's and Pang et al.'s settings: "paper" is
+// DefaultConfig (the paper's appendix "Experimental Details of LEBMs",
+// checked in TestDefaultConfig); "pang-cd" differs from it in the CD
+// update, prior learning rate 2e-5 and decay 0.998 per epoch only, Pang et
+// al. (2020)'s settings for the CD-LEBM the paper compares with (its
+// appendix, training details; batch 100).
 func TestPresetConfig(t *testing.T) {
 	paper, err := DefaultConfig("svhn")
 	if err != nil {

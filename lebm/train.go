@@ -34,7 +34,7 @@ type StepLosses struct {
 // generator loss at z_post; the prior loss of cfg.Method at the same z_post.
 //
 // The generator loss is the summed squared error ‖x − G(z)‖², as in the
-// authors' code (SPEC), not the negative log-likelihood ‖x − G(z)‖²/(2σ²)
+// authors' code, not the negative log-likelihood ‖x − G(z)‖²/(2σ²)
 // of the paper's algorithm: the two differ by a constant factor, which
 // leaves Adam's updates unchanged (up to ε).
 //

@@ -23,7 +23,7 @@ type GeneratorConfig struct {
 	Layers []ConvTLayer
 }
 
-// generatorPresets are the paper's generators (SPEC.md, "Architectures"),
+// generatorPresets are the paper's generators (Pang et al. 2020's, which the paper adopts: its appendix "Experimental Details of LEBMs"),
 // with ngf the base channel count.
 var generatorPresets = map[string]func() GeneratorConfig{
 	// SVHN 32²: ngf 64, 4² → 8² → 16² → 32².
