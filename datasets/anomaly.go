@@ -6,8 +6,9 @@ import (
 )
 
 // AnomalySplit is the held-out-class anomaly-detection protocol of the
-// latent EBM papers (Pang et al. 2020, followed by the paper's anomaly-detection experiment): Train holds normal images only; Test holds
-// the remaining normal images and every image of the held-out class, with
+// latent EBM papers (Pang et al. 2020, followed by the paper's
+// anomaly-detection experiment): Train holds normal images only; Test
+// holds the remaining normal images and every image of the held-out class, with
 // Anomalous[i] telling which test image is an anomaly.
 type AnomalySplit struct {
 	Train, Test *Images
