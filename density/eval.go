@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/ema"
+	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/losses"
 )
 
@@ -38,7 +39,7 @@ func LogDensityMSEFromEnergies(eIS, logpIS, eTest, logpTest []float64) float64 {
 	for i := range eIS {
 		weights[i] = -eIS[i] - logpIS[i]
 	}
-	logZ := logSumExp(weights) - math.Log(float64(len(eIS)))
+	logZ := eval.LogSumExp(weights) - math.Log(float64(len(eIS)))
 	var mse float64
 	for i := range eTest {
 		d := -eTest[i] - logZ - logpTest[i]
@@ -53,21 +54,6 @@ func logDensities(points []float32, dim int, logDensity func([]float32) float64)
 		out[i] = logDensity(points[i*dim : (i+1)*dim])
 	}
 	return out
-}
-
-func logSumExp(v []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = math.Max(m, x)
-	}
-	if math.IsInf(m, 0) {
-		return m
-	}
-	var s float64
-	for _, x := range v {
-		s += math.Exp(x - m)
-	}
-	return m + math.Log(s)
 }
 
 // Grid is a regular grid of 2-D points over an extent.
@@ -108,7 +94,7 @@ func (m *Model) EnergyAndDensity(g Grid) (energy, density []float64, err error) 
 	for i, e := range energy {
 		negE[i] = -e
 	}
-	logZ := logSumExp(negE) + math.Log(cell)
+	logZ := eval.LogSumExp(negE) + math.Log(cell)
 	density = make([]float64, len(energy))
 	for i, e := range energy {
 		density[i] = math.Exp(-e - logZ)

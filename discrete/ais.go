@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -13,6 +12,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/internal/rngstate"
 	"github.com/edlebm/edlebm/losses"
 )
@@ -145,7 +145,9 @@ func AIS(backend backends.Backend, ctx *context.Context, energyOf func(*context.
 		}
 	}
 	res.LogZ = logMeanExp(res.LogWeights)
-	res.Low, res.High = bootstrapInterval(res.LogWeights, rng)
+	if res.Low, res.High, err = bootstrapInterval(res.LogWeights, uint64(cfg.Seed)); err != nil {
+		return res, fmt.Errorf("AIS: %w", err)
+	}
 	return res, nil
 }
 
@@ -177,27 +179,17 @@ func annealBlock(ctx *context.Context, energy losses.EnergyFn, x, logW, betas, l
 }
 
 // logMeanExp returns log(mean(exp(v))) without overflow.
-func logMeanExp(v []float64) float64 {
-	top := slices.Max(v)
-	sum := 0.0
-	for _, x := range v {
-		sum += math.Exp(x - top)
-	}
-	return top + math.Log(sum/float64(len(v)))
-}
+func logMeanExp(v []float64) float64 { return eval.LogSumExp(v) - math.Log(float64(len(v))) }
 
 // bootstrapInterval is the 95 % percentile interval of logMeanExp over
 // 1000 resamplings of v with replacement.
-func bootstrapInterval(v []float64, rng *rand.Rand) (low, high float64) {
-	const resamples = 1000
-	estimates := make([]float64, resamples)
+func bootstrapInterval(v []float64, seed uint64) (low, high float64, err error) {
 	sample := make([]float64, len(v))
-	for r := range estimates {
-		for i := range sample {
-			sample[i] = v[rng.IntN(len(v))]
+	estimates := eval.Bootstrap(len(v), 1000, seed, func(indices []int) float64 {
+		for i, j := range indices {
+			sample[i] = v[j]
 		}
-		estimates[r] = logMeanExp(sample)
-	}
-	slices.Sort(estimates)
-	return estimates[resamples*25/1000], estimates[resamples*975/1000-1]
+		return logMeanExp(sample)
+	})
+	return eval.PercentileInterval(estimates, 0.95)
 }

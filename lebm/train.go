@@ -66,10 +66,10 @@ func Losses(ctx *context.Context, cfg Config, x *Node) StepLosses {
 // update can be measured on its own.
 func PriorLoss(ctx *context.Context, cfg Config, x, zPost *Node) (loss, priorEnergy *Node) {
 	prior := func(z *Node) *Node { return PriorEnergy(ctx, cfg, z) }
-	// The losses differentiate with respect to z: give them a live node
-	// (GoMLX returns zero gradients with respect to a StopGradient node);
-	// zPost itself stops any gradient flowing back into the chain.
-	z := Identity(zPost)
+	// zPost stops any gradient flowing back into the chain; the losses'
+	// gradients with respect to z go through losses.EnergyGradient, which
+	// differentiates gradient-stopped inputs too.
+	z := zPost
 	switch cfg.Method {
 	case MethodED:
 		return losses.EnergyDiscrepancy(ctx, prior, z, cfg.ED), nil

@@ -52,8 +52,6 @@ func LangevinTrace(ctx *context.Context, energy EnergyFn, x0 *Node, cfg Langevin
 	s := cfg.StepSize
 	x := x0
 	for step := range cfg.Steps {
-		// Differentiate with respect to the live node: GoMLX returns zeros for
-		// a gradient taken with respect to a StopGradient node.
 		e, grad := EnergyGradient(energy, x)
 		if observe != nil {
 			observe(step, e)

@@ -344,13 +344,11 @@ func meanAndStdErr(v []float64) (mean, se float64) {
 
 // writeLosses writes the loss of every step so far, one per line.
 func writeLosses(dir string, history []float32) error {
-	return atomicfile.Write(filepath.Join(dir, "losses.csv"), func(w io.Writer) error {
-		fmt.Fprintln(w, "step,loss")
-		for i, v := range history {
-			fmt.Fprintf(w, "%d,%g\n", i+1, v)
-		}
-		return nil
-	})
+	rows := make([][]float64, len(history))
+	for i, v := range history {
+		rows[i] = []float64{float64(i + 1), float64(v)}
+	}
+	return plots.WriteCSV(filepath.Join(dir, "losses.csv"), []string{"step", "loss"}, rows)
 }
 
 // readLosses reads the losses of steps 1..upTo written by writeLosses (the
