@@ -2,7 +2,6 @@ package datasets
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 
@@ -103,17 +102,31 @@ func Bits(im *Images) []float32 {
 
 // Endless serves ds without end, for training to a step count: at the end
 // of an epoch it resets ds (which starts the next, reshuffled) and yields
-// the new epoch's first batch. An epoch without any batch is an error.
+// the new epoch's first batch (YieldAcrossEpochs).
 func Endless(ds train.Dataset) train.Dataset { return endless{ds} }
 
 type endless struct{ train.Dataset }
 
 func (e endless) Yield() (spec any, inputs, labels []*tensors.Tensor, err error) {
-	spec, inputs, labels, err = e.Dataset.Yield()
+	return YieldAcrossEpochs(e.Dataset)
+}
+
+// Epochs is a source of batches in epochs: Yield returns io.EOF at the end
+// of one, Reset starts the next.
+type Epochs interface {
+	Yield() (spec any, inputs, labels []*tensors.Tensor, err error)
+	Reset()
+}
+
+// YieldAcrossEpochs yields ds's next batch, going on into the next epoch
+// when the current one is exhausted. An epoch without any batch is an
+// error.
+func YieldAcrossEpochs(ds Epochs) (spec any, inputs, labels []*tensors.Tensor, err error) {
+	spec, inputs, labels, err = ds.Yield()
 	if errors.Is(err, io.EOF) {
-		e.Dataset.Reset()
-		if spec, inputs, labels, err = e.Dataset.Yield(); errors.Is(err, io.EOF) {
-			return nil, nil, nil, fmt.Errorf("%s: an epoch without a batch", e.Name())
+		ds.Reset()
+		if spec, inputs, labels, err = ds.Yield(); errors.Is(err, io.EOF) {
+			return nil, nil, nil, errors.New("an epoch without a batch")
 		}
 	}
 	return spec, inputs, labels, err

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -244,18 +243,12 @@ func (e *endless) Reset() { e.batches.Reset() }
 
 // Yield implements train.Dataset.
 func (e *endless) Yield() (spec any, inputs, labels []*tensors.Tensor, err error) {
-	for restarted := false; ; restarted = true {
-		_, inputs, labels, err := e.batches.Yield()
-		if errors.Is(err, io.EOF) && !restarted {
-			e.batches.Reset()
-			continue
-		}
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("training batches of %s: %w", e.name, err)
-		}
-		finalize(labels)
-		finalize(inputs[1:])
-		e.yielded = time.Now()
-		return nil, inputs[:1], nil, nil
+	_, inputs, labels, err = datasets.YieldAcrossEpochs(e.batches)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("training batches of %s: %w", e.name, err)
 	}
+	finalize(labels)
+	finalize(inputs[1:])
+	e.yielded = time.Now()
+	return nil, inputs[:1], nil, nil
 }
