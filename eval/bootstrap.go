@@ -1,10 +1,13 @@
 package eval
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Bootstrap draws resamples of n items with replacement (a seeded stream)
@@ -86,4 +89,53 @@ func LogSumExp(v []float64) float64 {
 		s += math.Exp(x - m)
 	}
 	return m + math.Log(s)
+}
+
+// Interval is a central confidence interval [Lo, Hi] of an estimate.
+type Interval struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// MeanInterval is the 95 % percentile-bootstrap interval of the mean of
+// values over resamples resamples of a seeded stream.
+func MeanInterval(values []float64, resamples int, seed uint64) (Interval, error) {
+	means := Bootstrap(len(values), resamples, seed, func(indices []int) float64 {
+		var s float64
+		for _, i := range indices {
+			s += values[i]
+		}
+		return s / float64(len(indices))
+	})
+	lo, hi, err := PercentileInterval(means, 0.95)
+	return Interval{lo, hi}, err
+}
+
+// FrechetDistanceInterval is the 95 % percentile-bootstrap interval of
+// FrechetDistanceToStats(features, mu, sigma) over resamples resamples of
+// the feature vectors (a seeded stream): how much the FID of a sample
+// moves with the sample drawn, its generator fixed.
+func FrechetDistanceInterval(features []float64, mu []float64, sigma mat.Symmetric, resamples int, seed uint64) (Interval, error) {
+	dim := len(mu)
+	if dim == 0 || len(features)%dim != 0 {
+		return Interval{}, fmt.Errorf("eval: Fréchet distance interval: %d feature values are not whole vectors of the reference statistics' dimension %d", len(features), dim)
+	}
+	resampled := make([]float64, len(features))
+	var firstErr error
+	distances := Bootstrap(len(features)/dim, resamples, seed, func(indices []int) float64 {
+		for k, i := range indices {
+			copy(resampled[k*dim:(k+1)*dim], features[i*dim:(i+1)*dim])
+		}
+		d, err := FrechetDistanceToStats(resampled, mu, sigma)
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			return math.NaN()
+		}
+		return d
+	})
+	if firstErr != nil {
+		return Interval{}, firstErr
+	}
+	lo, hi, err := PercentileInterval(distances, 0.95)
+	return Interval{lo, hi}, err
 }

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // The bootstrap distribution of a sample mean has variance
@@ -174,5 +176,79 @@ func TestAnomalyScoresRoundTrip(t *testing.T) {
 		if _, _, err := ReadAnomalyScores(p); err == nil || !strings.Contains(err.Error(), c.mention) || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: error %v, want one naming %s and %q", c.name, err, p, c.mention)
 		}
+	}
+}
+
+// The percentile interval of the bootstrapped mean of n draws is about
+// x̄ ± 1.96·s/√n, s² = (1/n)Σ(x − x̄)² the bootstrap distribution's
+// variance times n.
+func TestMeanIntervalMatchesTheNormalApproximation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 400
+	x := make([]float64, n)
+	mean := 0.0
+	for i := range x {
+		x[i] = rng.NormFloat64()*2 + 1
+		mean += x[i] / n
+	}
+	variance := 0.0
+	for _, v := range x {
+		variance += (v - mean) * (v - mean) / n
+	}
+	half := 1.96 * math.Sqrt(variance/n)
+	got, err := MeanInterval(x, 4000, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.Lo-(mean-half)) > 0.1*half || math.Abs(got.Hi-(mean+half)) > 0.1*half {
+		t.Errorf("interval [%.4f, %.4f], want about [%.4f, %.4f]", got.Lo, got.Hi, mean-half, mean+half)
+	}
+}
+
+// The bootstrap interval of a sample's Fréchet distance to fixed
+// statistics is about as wide as the spread of the distance over fresh
+// samples of the same distribution (here N((0.5, 0, 0), I) against N(0, I),
+// whose distance is 0.25).
+func TestFrechetDistanceIntervalSpansTheSamplingSpread(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n, dim = 400, 3
+	draw := func() []float64 {
+		f := make([]float64, n*dim)
+		for i := range f {
+			f[i] = rng.NormFloat64()
+			if i%dim == 0 {
+				f[i] += 0.5
+			}
+		}
+		return f
+	}
+	mu, sigma := make([]float64, dim), mat.NewSymDense(dim, nil)
+	for i := range dim {
+		sigma.SetSym(i, i, 1)
+	}
+	var fresh []float64
+	for range 400 {
+		d, err := FrechetDistanceToStats(draw(), mu, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh = append(fresh, d)
+	}
+	lo, hi, err := PercentileInterval(fresh, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := FrechetDistanceInterval(draw(), mu, sigma, 400, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ratio := (got.Hi - got.Lo) / (hi - lo); ratio < 0.6 || ratio > 1.6 {
+		t.Errorf("bootstrap interval [%.4f, %.4f] is %.2f× as wide as the fresh samples' [%.4f, %.4f]", got.Lo, got.Hi, ratio, lo, hi)
+	}
+	if !(got.Lo < 0.25+0.5*(hi-lo) && got.Hi > 0.25-0.5*(hi-lo)) {
+		t.Errorf("bootstrap interval [%.4f, %.4f] is far from the distance 0.25", got.Lo, got.Hi)
+	}
+	if _, err := FrechetDistanceInterval(make([]float64, 7), mu, sigma, 10, 1); err == nil || !strings.Contains(err.Error(), "dimension 3") {
+		t.Errorf("7 values of 3-d features: error %v, want one naming the dimension", err)
 	}
 }

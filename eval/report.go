@@ -31,11 +31,17 @@ type Report struct {
 	GenerationStepSize    float64 `json:"generation_step_size,omitempty"`
 	ReconstructionImages  int     `json:"reconstruction_images"`
 	ReconstructionMSE     float64 `json:"reconstruction_mse"`
-	Chains                int     `json:"chains"`
-	ChainSteps            int     `json:"chain_steps"`
-	RHat                  float64 `json:"r_hat"`
-	SplitRHat             float64 `json:"split_r_hat"`
-	FinalMeanEnergy       float64 `json:"final_mean_energy"`
+	// The intervals are 95 % bootstrap intervals over the reconstructed
+	// images and over the generated samples (eval-lebm -bootstrap); nil
+	// when not computed.
+	ReconstructionMSEInterval *Interval `json:"reconstruction_mse_interval,omitempty"`
+	ClassifierFIDInterval     *Interval `json:"classifier_fid_interval,omitempty"`
+	FIDInterval               *Interval `json:"fid_interval,omitempty"`
+	Chains                    int       `json:"chains"`
+	ChainSteps                int       `json:"chain_steps"`
+	RHat                      float64   `json:"r_hat"`
+	SplitRHat                 float64   `json:"split_r_hat"`
+	FinalMeanEnergy           float64   `json:"final_mean_energy"`
 	// AnomalyHeldOut is the held-out class (-1: no anomaly evaluation).
 	AnomalyHeldOut int `json:"anomaly_held_out"`
 	// AnomalyImages were scored, AnomalyPositives of them anomalies: the
@@ -58,6 +64,27 @@ type Report struct {
 	Inception string  `json:"inception,omitempty"`
 	FIDStats  string  `json:"fid_stats,omitempty"`
 	FID       float64 `json:"fid,omitempty"`
+	// Epochs holds, with eval-lebm -each-epoch, the reconstruction error,
+	// FIDs and prior-chain diagnostics of every end-of-epoch snapshot of
+	// the run (train-lebm -keep-epochs), oldest first, each measured as
+	// above with the same settings.
+	Epochs []EpochReport `json:"epochs,omitempty"`
+}
+
+// EpochReport is what cmd/eval-lebm measured on one end-of-epoch snapshot.
+// Zero FIDs mean "not computed".
+type EpochReport struct {
+	Checkpoint string `json:"checkpoint"`
+	// Epoch counts the epochs completed at the snapshot, Step the training
+	// steps.
+	Epoch             int64   `json:"epoch"`
+	Step              int64   `json:"step"`
+	ReconstructionMSE float64 `json:"reconstruction_mse"`
+	ClassifierFID     float64 `json:"classifier_fid,omitempty"`
+	FID               float64 `json:"fid,omitempty"`
+	RHat              float64 `json:"r_hat"`
+	SplitRHat         float64 `json:"split_r_hat"`
+	FinalMeanEnergy   float64 `json:"final_mean_energy"`
 }
 
 // HasAnomaly reports whether r holds an anomaly-detection result.

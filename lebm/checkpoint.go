@@ -2,9 +2,11 @@ package lebm
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train/metrics"
 
 	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/internal/scopes"
@@ -44,6 +46,11 @@ func Load(backend backends.Backend, dir string, opts ...LoadOption) (*Model, err
 	return LoadCheckpoint(backend, path, opts...)
 }
 
+// EpochsDir is the folder, under a training run's output folder, of its
+// end-of-epoch snapshots (train-lebm -keep-epochs, written by SaveKeeping),
+// which eval-lebm evaluates.
+const EpochsDir = "epochs"
+
 // Checkpoints lists the complete checkpoints in dir, oldest first, for
 // LoadCheckpoint.
 func Checkpoints(dir string) ([]string, error) { return checkpoint.List(dir) }
@@ -77,6 +84,48 @@ func LoadCheckpoint(backend backends.Backend, path string, opts ...LoadOption) (
 		v.SetTrainable(scopes.Within(v.Scope(), ctx.In(GeneratorScope).Scope()) || scopes.Within(v.Scope(), ctx.In(PriorScope).Scope()))
 	}
 	return m, nil
+}
+
+// Restore replaces every variable of the model that checkpoints hold —
+// both networks, both optimizers' state, the epoch, the global step and
+// the random state — with the values in the checkpoint at path (dir/step-N, as listed by
+// Checkpoints), which must hold the same variables: a checkpoint of the
+// same run, or of a run of the same architecture and prior update. Unlike
+// LoadCheckpoint it keeps the model's compiled graphs (and its samplers'
+// settings), so that evaluating many snapshots of a run compiles once.
+func (m *Model) Restore(path string) (err error) {
+	defer recoverError(&err, "restoring from "+path)
+	saved := context.New()
+	if err := checkpoint.LoadPath(saved, path); err != nil {
+		return fmt.Errorf("lebm: %w", err)
+	}
+	cfg, err := ConfigFromContext(saved)
+	if err != nil {
+		return fmt.Errorf("lebm: checkpoint %s: %w", path, err)
+	}
+	if !reflect.DeepEqual(cfg.Generator, m.cfg.Generator) || !reflect.DeepEqual(cfg.Prior, m.cfg.Prior) || cfg.Method != m.cfg.Method {
+		return fmt.Errorf("lebm: checkpoint %s is of another model (architecture or prior update %s) than this %s model", path, cfg.Method, m.cfg.Method)
+	}
+	count := 0
+	for v := range saved.IterVariables() {
+		mine := m.ctx.InspectVariable(v.Scope(), v.Name())
+		if mine == nil || !mine.Shape().Equal(v.Shape()) {
+			return fmt.Errorf("lebm: checkpoint %s: variable %s/%s (%s) does not match the model's", path, v.Scope(), v.Name(), v.Shape())
+		}
+		mine.MustSetValue(v.MustValue())
+		count++
+	}
+	// GoMLX's progress-bar averages are never saved (package checkpoint).
+	n := 0
+	for v := range m.ctx.IterVariables() {
+		if !scopes.Within(v.Scope(), context.RootScope+metrics.Scope) {
+			n++
+		}
+	}
+	if count != n {
+		return fmt.Errorf("lebm: checkpoint %s holds %d variables, the model %d", path, count, n)
+	}
+	return nil
 }
 
 // LatestCheckpoint returns the folder of the newest complete checkpoint in

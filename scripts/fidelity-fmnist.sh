@@ -5,8 +5,10 @@
 # al.'s settings (-preset pang-cd: prior lr 2e-5, decay 0.998 per epoch,
 # batch 100); ED and SM at the paper's (batch 128). Then every run is
 # evaluated with eval-lebm (test reconstruction MSE of 1,000 images,
-# classifier-FID of 5,000 samples from 500-step prior Langevin, 8 prior
-# chains of 2,000 steps for R̂) and compare-evals tabulates them.
+# classifier-FID of 5,000 samples from 500-step prior Langevin, both with
+# bootstrap intervals, 8 prior chains of 2,000 steps for R̂), at its end and
+# at every end-of-epoch snapshot (-each-epoch), and compare-evals tabulates
+# them: the runs, each method's mean over seeds, and curves over epochs.
 #
 # Long: about 55 min per ED or SM run and 90 min per CD run on XLA CPU with
 # two cores (docs/lebm.md has the plan). Every step resumes or is skipped
@@ -48,9 +50,9 @@ for seed in $seeds; do
     if [ ! -f "$run/eval/summary.json" ]; then
       log "training $method, seed $seed → $run"
       "$out/bin/train-lebm" -backend "$backend" -data fashion-mnist "${flags[@]}" -seed "$seed" -epochs "$epochs" \
-        -train-size "$train_size" -checkpoint-every 5m -out "$run" >>"$run.train.log" 2>&1
+        -train-size "$train_size" -checkpoint-every 5m -keep-epochs "$epochs" -out "$run" >>"$run.train.log" 2>&1
       log "evaluating $method, seed $seed"
-      "$out/bin/eval-lebm" -backend "$backend" -data fashion-mnist -run "$run" -classifier "$clf" "${eval_flags[@]}" -out "$run/eval.tmp" >"$run.eval.log" 2>&1
+      "$out/bin/eval-lebm" -backend "$backend" -data fashion-mnist -run "$run" -classifier "$clf" -each-epoch "${eval_flags[@]}" -out "$run/eval.tmp" >"$run.eval.log" 2>&1
       rm -rf "$run/eval" && mv "$run/eval.tmp" "$run/eval"
     fi
     reports+=("$run/eval")
@@ -65,7 +67,7 @@ if [ -n "${DOCS:-}" ]; then
     run=$(dirname "$report")
     name=$(basename "$run")
     mkdir -p "$DOCS/$name"
-    cp "$report/summary.json" "$run/metrics.jsonl" "$run/losses.png" "$DOCS/$name/"
+    cp "$report/summary.json" "$report/samples.png" "$report/energy_profile.png" "$run/metrics.jsonl" "$run/losses.png" "$DOCS/$name/"
     samples=("$run"/samples-epoch*.png) recons=("$run"/reconstructions-epoch*.png)
     cp "${samples[-1]}" "${recons[-1]}" "$DOCS/$name/"
   done

@@ -12,8 +12,12 @@
 // report, each AUPRC gets a 95 % bootstrap interval over the scored images
 // (the chart's whiskers; otherwise they span the averaged snapshots) and a
 // second table gives the paired differences between labels, resampling
-// the same images for all labels of a class. Writes comparison.md (also
-// printed) and, with anomaly results, anomaly_auprc.png into -out.
+// the same images for all labels of a class. Where several reports share a
+// label (seeds of one method, say), a table gives each label's mean and
+// range. Reports of eval-lebm -each-epoch add curves over the epochs, one
+// per run (epochs_reconstruction_mse.png, epochs_classifier_fid.png, …),
+// and their tables. Writes comparison.md (also printed) and, with anomaly
+// results, anomaly_auprc.png into -out.
 package main
 
 import (
@@ -62,7 +66,12 @@ func run(args []string, out, title string, resamples int) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("flag -out: %w", err)
 	}
-	md := metricsTable(runs)
+	md := metricsTable(runs) + labelSummary(runs)
+	curves, err := epochCurves(runs, out)
+	if err != nil {
+		return err
+	}
+	md += curves
 	anomaly, err := newAnomalyTable(runs)
 	if err != nil {
 		return err

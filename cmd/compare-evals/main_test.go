@@ -216,3 +216,66 @@ func TestBootstrapIntervals(t *testing.T) {
 		t.Errorf("mismatched scores file: error %v, want one naming the 2 score columns", err)
 	}
 }
+
+// epochReport is a report of method for the run folder run (its
+// checkpoint's parent) with a reconstruction MSE and classifier-FID
+// (intervals included) and per-epoch results of the given MSEs and FIDs.
+func epochReport(method, run string, mse, fid float64, epochMSE, epochFID []float64) eval.Report {
+	r := eval.Report{Checkpoint: filepath.Join("runs", run, "checkpoint"), Data: "fashion-mnist", Method: method, Step: 9360,
+		ReconstructionImages: 1000, ReconstructionMSE: mse, ReconstructionMSEInterval: &eval.Interval{Lo: mse - 0.001, Hi: mse + 0.002},
+		Classifier: "clf", FIDSamples: 5000, ClassifierFID: fid, ClassifierFIDInterval: &eval.Interval{Lo: fid - 1, Hi: fid + 2},
+		Chains: 8, ChainSteps: 2000, RHat: 1.01, SplitRHat: 1.02, AnomalyHeldOut: -1}
+	for i := range epochMSE {
+		r.Epochs = append(r.Epochs, eval.EpochReport{Epoch: int64(i + 1), Step: int64(468 * (i + 1)), ReconstructionMSE: epochMSE[i], ClassifierFID: epochFID[i], RHat: 1.5})
+	}
+	return r
+}
+
+func TestSeedsAndEpochCurves(t *testing.T) {
+	args := []string{
+		writeReport(t, epochReport("ed", "ed-s1", 0.04, 16, []float64{0.09, 0.05}, []float64{40, 20})),
+		writeReport(t, epochReport("cd", "cd-s1", 0.05, 35, []float64{0.1, 0.06}, []float64{60, 0})), // epoch 2's FID not measured
+		writeReport(t, epochReport("ed", "ed-s2", 0.06, 18, nil, nil)),
+	}
+	out := t.TempDir()
+	if err := run(args, out, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		// Intervals in brackets.
+		"| ed | " + args[0] + " | fashion-mnist | 9360 | 0.0400 [0.0390, 0.0420] (1000) | 16.00 [15.00, 18.00] (5000) |",
+		// ed's two seeds: means (0.04 + 0.06) / 2 and (16 + 18) / 2 with their ranges; cd's one.
+		"| label | runs | recon. MSE | classifier-FID | R̂ |",
+		"| ed | 2 | 0.0500 (0.0400–0.0600) | 17.00 (16.00–18.00) | 1.010 (1.010–1.010) |",
+		"| cd | 1 | 0.0500 | 35.00 | 1.010 |",
+		// Per-epoch tables: runs with per-epoch results only, named by
+		// label and run folder; a measure missing at an epoch is a dash.
+		"| epoch | ed (ed-s1) | cd (cd-s1) |",
+		"| 1 | 0.0900 | 0.1000 |",
+		"| 2 | 0.0500 | 0.0600 |",
+		"| 1 | 40.00 | 60.00 |",
+		"| 2 | 20.00 | — |",
+		"| 2 | 1.500 | 1.500 |",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("comparison.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, name := range []string{"epochs_reconstruction_mse.png", "epochs_classifier_fid.png", "epochs_r_hat.png"} {
+		f, err := os.Open(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		f.Close()
+	}
+	if _, err := os.Stat(filepath.Join(out, "epochs_fid.png")); !os.IsNotExist(err) {
+		t.Errorf("epochs_fid.png written, but no report measured the FID (%v)", err)
+	}
+}

@@ -25,12 +25,16 @@ var columns = []column{
 	{"step", func(r *eval.Report) bool { return true }, func(r *eval.Report) string { return fmt.Sprint(r.Step) }},
 	{"recon. MSE (images)", func(r *eval.Report) bool { return r.ReconstructionImages > 0 },
 		func(r *eval.Report) string {
-			return fmt.Sprintf("%.4f (%d)", r.ReconstructionMSE, r.ReconstructionImages)
+			return fmt.Sprintf("%.4f%s (%d)", r.ReconstructionMSE, bracket("%.4f", r.ReconstructionMSEInterval), r.ReconstructionImages)
 		}},
 	{"FID (samples)", func(r *eval.Report) bool { return r.Inception != "" },
-		func(r *eval.Report) string { return fmt.Sprintf("%.2f (%d)", r.FID, r.FIDSamples) }},
+		func(r *eval.Report) string {
+			return fmt.Sprintf("%.2f%s (%d)", r.FID, bracket("%.2f", r.FIDInterval), r.FIDSamples)
+		}},
 	{"classifier-FID (samples)", func(r *eval.Report) bool { return r.Classifier != "" },
-		func(r *eval.Report) string { return fmt.Sprintf("%.2f (%d)", r.ClassifierFID, r.FIDSamples) }},
+		func(r *eval.Report) string {
+			return fmt.Sprintf("%.2f%s (%d)", r.ClassifierFID, bracket("%.2f", r.ClassifierFIDInterval), r.FIDSamples)
+		}},
 	{"anomaly AUPRC (class; images; snapshots)", (*eval.Report).HasAnomaly, func(r *eval.Report) string {
 		return fmt.Sprintf("%.3f (%d; %d; %d)", r.AnomalyAUPRC, r.AnomalyHeldOut, r.AnomalyImages, len(r.AnomalyAUPRCs))
 	}},
@@ -38,6 +42,14 @@ var columns = []column{
 		func(r *eval.Report) string {
 			return fmt.Sprintf("%.2f / %.2f (%d × %d)", r.RHat, r.SplitRHat, r.Chains, r.ChainSteps)
 		}},
+}
+
+// bracket formats iv as " [lo, hi]" in format, or "" for none.
+func bracket(format string, iv *eval.Interval) string {
+	if iv == nil {
+		return ""
+	}
+	return fmt.Sprintf(" ["+format+", "+format+"]", iv.Lo, iv.Hi)
 }
 
 // metricsTable is a Markdown table of every run and each metric any of
@@ -285,4 +297,82 @@ func (t *anomalyTable) writeChart(path, title string) error {
 		chart.Series = append(chart.Series, s)
 	}
 	return plots.WriteBarChart(path, chart)
+}
+
+// summaryMetric is one column of the per-label summary.
+type summaryMetric struct {
+	header, format string
+	has            func(*eval.Report) bool
+	value          func(*eval.Report) float64
+}
+
+var summaryMetrics = []summaryMetric{
+	{"recon. MSE", "%.4f", func(r *eval.Report) bool { return r.ReconstructionImages > 0 }, func(r *eval.Report) float64 { return r.ReconstructionMSE }},
+	{"FID", "%.2f", func(r *eval.Report) bool { return r.Inception != "" }, func(r *eval.Report) float64 { return r.FID }},
+	{"classifier-FID", "%.2f", func(r *eval.Report) bool { return r.Classifier != "" }, func(r *eval.Report) float64 { return r.ClassifierFID }},
+	{"R̂", "%.3f", func(r *eval.Report) bool { return r.Chains > 0 }, func(r *eval.Report) float64 { return r.RHat }},
+}
+
+// labelSummary is a Markdown table of each label's runs (seeds, say): the
+// mean of each metric over the runs holding it, and their range; "" when
+// no label has more than one run.
+func labelSummary(runs []labelled) string {
+	var labels []string
+	byLabel := map[string][]*eval.Report{}
+	for _, l := range runs {
+		if byLabel[l.label] == nil {
+			labels = append(labels, l.label)
+		}
+		byLabel[l.label] = append(byLabel[l.label], l.report)
+	}
+	if len(labels) == len(runs) {
+		return ""
+	}
+	var shown []summaryMetric
+	for _, m := range summaryMetrics {
+		if slices.ContainsFunc(runs, func(l labelled) bool { return m.has(l.report) }) {
+			shown = append(shown, m)
+		}
+	}
+	if len(shown) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nBy label: the mean over its runs (their range).\n\n| label | runs |")
+	for _, m := range shown {
+		b.WriteString(" " + m.header + " |")
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(shown)) + "\n")
+	for _, label := range labels {
+		reports := byLabel[label]
+		fmt.Fprintf(&b, "| %s | %d |", label, len(reports))
+		for _, m := range shown {
+			var values []float64
+			for _, r := range reports {
+				if m.has(r) {
+					values = append(values, m.value(r))
+				}
+			}
+			b.WriteString(" " + summaryCell(m.format, values) + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// summaryCell formats the mean of values and, for more than one, their
+// range in brackets.
+func summaryCell(format string, values []float64) string {
+	if len(values) == 0 {
+		return none
+	}
+	mean := 0.0
+	for _, v := range values {
+		mean += v / float64(len(values))
+	}
+	cell := fmt.Sprintf(format, mean)
+	if len(values) > 1 {
+		cell += fmt.Sprintf(" ("+format+"–"+format+")", slices.Min(values), slices.Max(values))
+	}
+	return cell
 }

@@ -30,27 +30,9 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 			s.AnomalyPositives++
 		}
 	}
-	names := []string{s.Checkpoint}
 	fromSnapshots := o.anomalyCkpts > 0
-	if fromSnapshots {
-		snapshots := filepath.Join(o.runDir, "epochs")
-		paths, err := lebm.Checkpoints(snapshots)
-		if err != nil {
-			return fmt.Errorf("-anomaly-checkpoints %d: %w (train with -keep-epochs)", o.anomalyCkpts, err)
-		}
-		if len(paths) < o.anomalyCkpts {
-			return fmt.Errorf("-anomaly-checkpoints %d: %s holds only %d snapshots", o.anomalyCkpts, snapshots, len(paths))
-		}
-		names = paths[len(paths)-o.anomalyCkpts:]
-	}
 	var columns [][]float64
-	for _, name := range names {
-		m := model
-		if fromSnapshots {
-			if m, err = lebm.LoadCheckpoint(b, name, o.samplers()...); err != nil {
-				return err
-			}
-		}
+	score := func(name string, m *lebm.Model) error {
 		if err := m.Seed(o.anomalySeed); err != nil {
 			return err
 		}
@@ -63,6 +45,23 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 		}
 		s.AnomalyAUPRCs, s.AnomalyCheckpoints = append(s.AnomalyAUPRCs, auprc), append(s.AnomalyCheckpoints, name)
 		columns = append(columns, scores)
+		return nil
+	}
+	if fromSnapshots {
+		snapshots := filepath.Join(o.runDir, lebm.EpochsDir)
+		paths, err := lebm.Checkpoints(snapshots)
+		if err != nil {
+			return fmt.Errorf("-anomaly-checkpoints %d: %w (train with -keep-epochs)", o.anomalyCkpts, err)
+		}
+		if len(paths) < o.anomalyCkpts {
+			return fmt.Errorf("-anomaly-checkpoints %d: %s holds only %d snapshots", o.anomalyCkpts, snapshots, len(paths))
+		}
+		err = eachSnapshot(b, paths[len(paths)-o.anomalyCkpts:], o, score)
+	} else {
+		err = score(s.Checkpoint, model)
+	}
+	if err != nil {
+		return err
 	}
 	s.AnomalyAUPRC = 0
 	for _, a := range s.AnomalyAUPRCs {

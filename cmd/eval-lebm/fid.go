@@ -26,9 +26,8 @@ import (
 )
 
 // generateSamples draws o.fidSamples images from the model (500-step prior
-// Langevin, then the generator), batch by batch, and writes a grid of the
-// first 64.
-func generateSamples(model *lebm.Model, o options, out string) (*datasets.Images, error) {
+// Langevin, then the generator), batch by batch.
+func generateSamples(model *lebm.Model, o options) (*datasets.Images, error) {
 	h, w, c := model.Config().Generator.OutputShape()
 	samples := &datasets.Images{Name: "generated", N: o.fidSamples, Height: h, Width: w, Channels: c}
 	for len(samples.Pixels) < o.fidSamples*h*w*c {
@@ -42,8 +41,15 @@ func generateSamples(model *lebm.Model, o options, out string) (*datasets.Images
 		fmt.Printf("\rgenerated %d/%d", len(samples.Pixels)/(h*w*c), o.fidSamples)
 	}
 	fmt.Println()
-	shown := min(64, o.fidSamples)
-	return samples, plots.WriteImageGrid(filepath.Join(out, "samples.png"), samples.Pixels[:shown*h*w*c], shown, h, w, c, 8)
+	return samples, nil
+}
+
+// writeSampleGrid writes samples.png into out: the first 64 samples, 8 a
+// row.
+func writeSampleGrid(samples *datasets.Images, out string) error {
+	shown := min(64, samples.N)
+	return plots.WriteImageGrid(filepath.Join(out, "samples.png"), samples.Pixels[:shown*samples.ImageSize()], shown,
+		samples.Height, samples.Width, samples.Channels, 8)
 }
 
 // checkFIDSamples refuses fewer samples than feature dimensions: their
@@ -117,11 +123,12 @@ func (m *sampleMetrics) loadClassifier(b backends.Backend, h, w, c int) error {
 	return nil
 }
 
-// compute fills s's FIDs of samples.
-func (m *sampleMetrics) compute(samples *datasets.Images, s *eval.Report) error {
+// compute fills s's FIDs of samples and, with resamples > 0, their
+// bootstrap intervals.
+func (m *sampleMetrics) compute(samples *datasets.Images, s *eval.Report, resamples int) error {
 	s.FIDSamples = samples.N
 	if m.inception != nil {
-		if err := m.inceptionFID(samples, s); err != nil {
+		if err := m.inceptionFID(samples, s, resamples); err != nil {
 			return fmt.Errorf("flag -inception: %w", err)
 		}
 		fmt.Printf("FID %.4f (%d samples)\n", s.FID, samples.N)
@@ -134,6 +141,9 @@ func (m *sampleMetrics) compute(samples *datasets.Images, s *eval.Report) error 
 		if s.ClassifierFID, err = eval.FrechetDistanceToStats(ev.Features, m.clfMu, m.clfSigma); err != nil {
 			return fmt.Errorf("flag -classifier: %w", err)
 		}
+		if s.ClassifierFIDInterval, err = fidInterval(ev.Features, m.clfMu, m.clfSigma, resamples); err != nil {
+			return fmt.Errorf("flag -classifier: %w", err)
+		}
 		s.Classifier = m.o.classifierDir
 		fmt.Printf("classifier-FID %.4f (%d samples)\n", s.ClassifierFID, samples.N)
 	}
@@ -144,7 +154,7 @@ func (m *sampleMetrics) compute(samples *datasets.Images, s *eval.Report) error 
 // training split's, whose statistics are cached (-fid-stats, by default in
 // the user's cache folder under a name holding the data set, the number of
 // training images and the weights' SHA-256).
-func (m *sampleMetrics) inceptionFID(samples *datasets.Images, s *eval.Report) error {
+func (m *sampleMetrics) inceptionFID(samples *datasets.Images, s *eval.Report, resamples int) error {
 	o, net := m.o, m.inception
 	if m.mu == nil {
 		var err error
@@ -157,8 +167,21 @@ func (m *sampleMetrics) inceptionFID(samples *datasets.Images, s *eval.Report) e
 		return err
 	}
 	s.Inception, s.FIDStats = o.inception, m.statsPath
-	s.FID, err = eval.FrechetDistanceToStats(features, m.mu, m.sigma)
+	if s.FID, err = eval.FrechetDistanceToStats(features, m.mu, m.sigma); err != nil {
+		return err
+	}
+	s.FIDInterval, err = fidInterval(features, m.mu, m.sigma, resamples)
 	return err
+}
+
+// fidInterval is the bootstrap interval of the samples' FID (resamples of
+// their features), nil for no resamples.
+func fidInterval(features, mu []float64, sigma mat.Symmetric, resamples int) (*eval.Interval, error) {
+	if resamples == 0 {
+		return nil, nil
+	}
+	iv, err := eval.FrechetDistanceInterval(features, mu, sigma, resamples, bootstrapSeed)
+	return &iv, err
 }
 
 // loadInceptionStats finds the training statistics' cache and reads it if

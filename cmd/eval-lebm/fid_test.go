@@ -182,7 +182,7 @@ func TestClassifierFIDOfASetAgainstItselfAndAShiftedCopy(t *testing.T) {
 			t.Fatal(err)
 		}
 		var s eval.Report
-		if err := m.compute(images, &s); err != nil {
+		if err := m.compute(images, &s, 0); err != nil {
 			t.Fatal(err)
 		}
 		return s.ClassifierFID

@@ -23,6 +23,9 @@
 //   - with -classifier DIR (a train-classifier output folder): the
 //     classifier-FID of the same samples against the classifier's
 //     training-set statistics;
+//   - with -each-epoch, for a run trained with -keep-epochs: the
+//     reconstruction MSE, the FIDs and the chains' R̂ again at every
+//     end-of-epoch snapshot, for curves over training (compare-evals);
 //
 // and writes the numbers to summary.json in -out.
 //
@@ -42,6 +45,7 @@ import (
 
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
@@ -65,6 +69,8 @@ type options struct {
 	postSteps, genSteps                       int     // 0: the checkpoint's
 	postStep, genStep                         float64 // 0: the checkpoint's
 	interpRows, interpSteps                   int
+	eachEpoch                                 bool
+	bootstrap                                 int
 }
 
 func main() {
@@ -97,6 +103,8 @@ func main() {
 	flag.IntVar(&o.fidSamples, "fid-samples", 5000, "generated images for the FID and classifier-FID (the paper: 50000)")
 	flag.IntVar(&o.interpRows, "interp-rows", 8, "rows of the prior and posterior interpolation grids")
 	flag.IntVar(&o.interpSteps, "interp-steps", 10, "images per interpolation row (endpoints included)")
+	flag.IntVar(&o.bootstrap, "bootstrap", 1000, "resamples for the 95 % bootstrap intervals of the reconstruction MSE (over the images) and the FIDs (over the samples); 0: none")
+	flag.BoolVar(&o.eachEpoch, "each-epoch", false, "also measure every end-of-epoch snapshot in RUN/"+lebm.EpochsDir+" (train-lebm -keep-epochs): reconstruction MSE, the FIDs asked for and the prior chains' R̂, with the same settings, into summary.json's \"epochs\" (compare-evals plots them)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatalf("eval-lebm: %v", err)
@@ -157,6 +165,7 @@ func (o options) checkValues() error {
 		flagcheck.Rule{Flag: "gen-steps", Value: o.genSteps, OK: o.genSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
 		flagcheck.Rule{Flag: "gen-step", Value: o.genStep, OK: o.genStep >= 0, Want: "≥ 0 (0: the checkpoint's)"},
 		flagcheck.Rule{Flag: "fid-train-n", Value: o.fidTrainN, OK: o.fidTrainN >= 0, Want: "≥ 0 (0: the whole training split)"},
+		flagcheck.Rule{Flag: "bootstrap", Value: o.bootstrap, OK: o.bootstrap >= 0, Want: "≥ 0 (0: no intervals)"},
 		flagcheck.Rule{Flag: "interp-rows", Value: o.interpRows, OK: o.interpRows >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "interp-steps", Value: o.interpSteps, OK: o.interpSteps >= 2, Want: "≥ 2"},
 		flagcheck.Rule{Flag: "recon-n", Value: reconN, OK: reconN >= 1, Want: "≥ 1"},
@@ -207,6 +216,11 @@ func run(o options) error {
 		return err
 	}
 
+	if o.eachEpoch { // checked before the slow work
+		if _, err := lebm.Checkpoints(filepath.Join(runDir, lebm.EpochsDir)); err != nil {
+			return fmt.Errorf("flag -each-epoch: %w (train with -keep-epochs)", err)
+		}
+	}
 	h, w, c := model.Config().Generator.OutputShape()
 	var metrics *sampleMetrics // checked before the slow work
 	if o.classifierDir != "" || o.inception != "" {
@@ -242,15 +256,18 @@ func run(o options) error {
 	}
 	reconN = min(reconN, test.N) / batch * batch
 	size := test.ImageSize()
-	recon, err := mapBatches(test, reconN, batch, "reconstructed", model.Reconstruct)
+	recon, imageErrors, err := reconstruct(model, test, reconN, batch)
 	if err != nil {
 		return err
 	}
-	for i, v := range recon {
-		d := float64(v - test.Pixels[i])
-		s.ReconstructionMSE += d * d / float64(len(recon))
+	s.ReconstructionImages, s.ReconstructionMSE = reconN, mean(imageErrors)
+	if o.bootstrap > 0 {
+		iv, err := eval.MeanInterval(imageErrors, o.bootstrap, bootstrapSeed)
+		if err != nil {
+			return err
+		}
+		s.ReconstructionMSEInterval = &iv
 	}
-	s.ReconstructionImages = reconN
 	shown := min(64, reconN)
 	if err := plots.WriteImagePairs(filepath.Join(out, "reconstructions.png"), test.Pixels[:shown*size], recon[:shown*size], shown, h, w, c, 8); err != nil {
 		return err
@@ -267,11 +284,14 @@ func run(o options) error {
 			o.anomalyHoldout, s.AnomalyAUPRC, s.AnomalyImages, len(s.AnomalyAUPRCs))
 	}
 	if metrics != nil {
-		samples, err := generateSamples(model, o, out)
+		samples, err := generateSamples(model, o)
 		if err != nil {
 			return err
 		}
-		if err := metrics.compute(samples, &s); err != nil {
+		if err := writeSampleGrid(samples, out); err != nil {
+			return err
+		}
+		if err := metrics.compute(samples, &s, o.bootstrap); err != nil {
 			return err
 		}
 	}
@@ -285,11 +305,61 @@ func run(o options) error {
 	}
 	fmt.Printf("reconstruction MSE %.5f on %d test images; prior chains: R̂ %.4f, split R̂ %.4f\n",
 		s.ReconstructionMSE, reconN, s.RHat, s.SplitRHat)
+	if o.eachEpoch {
+		if err := evaluateEpochs(b, o, test, reconN, metrics, &s); err != nil {
+			return fmt.Errorf("flag -each-epoch: %w", err)
+		}
+	}
 	if err := atomicfile.WriteJSON(filepath.Join(out, eval.ReportFile), s); err != nil {
 		return err
 	}
 	// The run's page now shows this evaluation beside the paper's numbers.
 	return runreport.Write(runreport.Run{Dir: runDir, Config: cfg, Step: s.Step, Eval: &s, EvalDir: out})
+}
+
+// bootstrapSeed seeds the resampling of every bootstrap interval.
+const bootstrapSeed = 1
+
+// reconstruct returns the reconstructions of the first n test images,
+// batch at a time, and the mean squared pixel error of each.
+func reconstruct(model *lebm.Model, test *datasets.Images, n, batch int) (recon []float32, imageErrors []float64, err error) {
+	if recon, err = mapBatches(test, n, batch, "reconstructed", model.Reconstruct); err != nil {
+		return nil, nil, err
+	}
+	size := test.ImageSize()
+	imageErrors = make([]float64, n)
+	for i, v := range recon {
+		d := float64(v - test.Pixels[i])
+		imageErrors[i/size] += d * d / float64(size)
+	}
+	return recon, imageErrors, nil
+}
+
+// mean is the mean of values.
+func mean(values []float64) float64 {
+	var s float64
+	for _, v := range values {
+		s += v / float64(len(values))
+	}
+	return s
+}
+
+// chainStatistics are the chains' mean energy at the last step and R̂
+// (plain and split) over the second half of the run.
+func chainStatistics(energies [][]float64) (finalMean, rHat, splitRHat float64, err error) {
+	steps := len(energies[0])
+	second := make([][]float64, len(energies))
+	for i, chain := range energies {
+		finalMean += chain[steps-1] / float64(len(energies))
+		second[i] = chain[steps/2:]
+	}
+	if rHat, err = eval.GelmanRubin(second); err != nil {
+		return 0, 0, 0, err
+	}
+	if splitRHat, err = eval.SplitGelmanRubin(second); err != nil {
+		return 0, 0, 0, err
+	}
+	return finalMean, rHat, splitRHat, nil
 }
 
 // diagnose plots the energy profile and autocorrelation of the chains and
@@ -306,7 +376,6 @@ func diagnose(out string, energies [][]float64, maxLag int, s *eval.Report) erro
 		}
 		mean.X, mean.Y = append(mean.X, float64(step)), append(mean.Y, m)
 	}
-	s.FinalMeanEnergy = mean.Y[steps-1]
 	for i, chain := range energies {
 		if i < 4 {
 			series := plots.Series{Name: fmt.Sprintf("chain %d", i+1)}
@@ -323,10 +392,7 @@ func diagnose(out string, energies [][]float64, maxLag int, s *eval.Report) erro
 		return err
 	}
 	var err error
-	if s.RHat, err = eval.GelmanRubin(second); err != nil {
-		return err
-	}
-	if s.SplitRHat, err = eval.SplitGelmanRubin(second); err != nil {
+	if s.FinalMeanEnergy, s.RHat, s.SplitRHat, err = chainStatistics(energies); err != nil {
 		return err
 	}
 	acf := plots.Series{Name: "mean over chains"}

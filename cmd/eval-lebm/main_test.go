@@ -26,16 +26,12 @@ import (
 )
 
 // replayReconstructionMSE computes the test reconstruction error directly:
-// the checkpoint loaded afresh (so its random state is the one eval-lebm
-// started from), posterior samples z of the first n test images in batches
-// of batch, G(z) by Decode, and the mean squared pixel difference in
-// float64.
-func replayReconstructionMSE(t *testing.T, runDir string, n, batch int) float64 {
+// posterior samples z of the first n test images in batches of batch from
+// model (loaded afresh by the caller, so that its random state is the one
+// eval-lebm started from), G(z) by Decode, and the mean squared pixel
+// difference in float64, over all pixels and of each image.
+func replayReconstructionMSE(t *testing.T, model *lebm.Model, n, batch int) (mse float64, imageErrors []float64) {
 	t.Helper()
-	model, err := lebm.Load(testutil.Backend(), filepath.Join(runDir, "checkpoint"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	test, err := byname.Load("fashion-mnist", mnist.DefaultFashionDir, "test", n)
 	if err != nil {
 		t.Fatal(err)
@@ -54,11 +50,15 @@ func replayReconstructionMSE(t *testing.T, runDir string, n, batch int) float64 
 			t.Fatal(err)
 		}
 		for i, v := range tensors.MustCopyFlatData[float32](images) {
+			if i%size == 0 {
+				imageErrors = append(imageErrors, 0)
+			}
 			d := float64(v) - float64(pixels[i])
 			sum += d * d
+			imageErrors[len(imageErrors)-1] += d * d / float64(size)
 		}
 	}
-	return sum / float64(n*size)
+	return sum / float64(n*size), imageErrors
 }
 
 // savedRun writes an untrained mnist-size model's checkpoint as train-lebm
@@ -95,14 +95,19 @@ func savedRun(t *testing.T, anomalyHoldout int) string {
 		}
 	}
 	shift(0.1)
-	if err := model.SaveKeeping(filepath.Join(run, "epochs"), 5); err != nil {
-		t.Fatal(err)
+	endEpoch := func() {
+		t.Helper()
+		if err := model.EndEpoch(); err != nil {
+			t.Fatal(err)
+		}
+		if err := model.SaveKeeping(filepath.Join(run, lebm.EpochsDir), 5); err != nil {
+			t.Fatal(err)
+		}
 	}
+	endEpoch()
 	shift(-0.1)
 	setStep(t, model, 1)
-	if err := model.SaveKeeping(filepath.Join(run, "epochs"), 5); err != nil {
-		t.Fatal(err)
-	}
+	endEpoch()
 	if err := model.Save(filepath.Join(run, "checkpoint")); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +162,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	// and its held-out class.
 	opts := options{runDir: runDir, backend: testutil.BackendName(), reconN: 64, batch: 32,
 		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: -1, anomalyN: 64, interpRows: 2, interpSteps: 4,
-		anomalyCkpts: 2, classifierDir: classifierRun(t, []int{16, 8}), fidSamples: 40}
+		anomalyCkpts: 2, classifierDir: classifierRun(t, []int{16, 8}), fidSamples: 40, eachEpoch: true, bootstrap: 400}
 	if err := run(opts); err != nil {
 		t.Fatal(err)
 	}
@@ -179,9 +184,27 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if s.ReconstructionImages != 64 || !(s.ReconstructionMSE > 0.05 && s.ReconstructionMSE < 4) {
 		t.Errorf("summary %+v: want 64 images and a plausible MSE", s)
 	}
-	if want := replayReconstructionMSE(t, runDir, 64, 32); math.Abs(s.ReconstructionMSE-want) > 1e-6*want {
+	model, err := lebm.Load(testutil.Backend(), filepath.Join(runDir, "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, imageErrors := replayReconstructionMSE(t, model, 64, 32)
+	if math.Abs(s.ReconstructionMSE-want) > 1e-6*want {
 		t.Errorf("reconstruction MSE %v, but posterior samples of the same 64 test images, decoded and compared pixel by pixel, give %v",
 			s.ReconstructionMSE, want)
+	}
+	// The bootstrap interval of the mean over the images is about the
+	// normal approximation's, mean ± 1.96·sd/√n.
+	var variance float64
+	for _, e := range imageErrors {
+		variance += (e - want) * (e - want) / float64(len(imageErrors))
+	}
+	half := 1.96 * math.Sqrt(variance/float64(len(imageErrors)))
+	if iv := s.ReconstructionMSEInterval; iv == nil || math.Abs(iv.Lo-(want-half)) > 0.25*half || math.Abs(iv.Hi-(want+half)) > 0.25*half {
+		t.Errorf("reconstruction MSE interval %+v, want about [%.5f, %.5f]", iv, want-half, want+half)
+	}
+	if iv := s.ClassifierFIDInterval; iv == nil || !(iv.Lo > 0 && iv.Lo < iv.Hi) || math.IsInf(iv.Hi, 0) {
+		t.Errorf("classifier-FID interval %+v, want a finite positive interval", iv)
 	}
 	if math.IsNaN(s.RHat) || s.RHat < 0.8 || s.ChainSteps != 200 || s.Chains != 4 {
 		t.Errorf("summary %+v: want R̂ from 4 chains of 200 steps", s)
@@ -193,6 +216,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 		t.Errorf("summary: %d anomalies among the scored images, want %d (class 1 by label)", s.AnomalyPositives, want)
 	}
 	checkAnomalyScores(t, filepath.Join(runDir, "eval"), s)
+	checkEpochs(t, runDir, s)
 	for _, name := range []string{"reconstructions.png", "energy_profile.png", "autocorrelation.png", "prior_interpolation.png", "posterior_interpolation.png", "samples.png"} {
 		if _, err := os.Stat(filepath.Join(runDir, "eval", name)); err != nil {
 			t.Errorf("missing output: %v", err)
@@ -211,8 +235,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	// Scored alone (what eval-lebm without -anomaly-checkpoints does, the
 	// rest of its run aside).
 	ckpt := filepath.Join(runDir, "checkpoint")
-	model, err := lebm.Load(testutil.Backend(), ckpt)
-	if err != nil {
+	if model, err = lebm.Load(testutil.Backend(), ckpt); err != nil {
 		t.Fatal(err)
 	}
 	opts.anomalyCkpts = 0
@@ -225,6 +248,39 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	}
 	if latest.AnomalyAUPRC != a[1] {
 		t.Errorf("the latest checkpoint's AUPRC is %v, the newest snapshot's %v: want them equal", latest.AnomalyAUPRC, a[1])
+	}
+}
+
+// checkEpochs checks the per-epoch measures of s (-each-epoch) on the two
+// snapshots of savedRun: epochs 1 and 2 at steps 0 and 1; the first
+// snapshot's shifted generator reconstructs differently from the second;
+// each reconstruction MSE is what the snapshot, loaded afresh and seeded as
+// eval-lebm seeds it, gives directly; FIDs and R̂ are finite.
+func checkEpochs(t *testing.T, runDir string, s *eval.Report) {
+	t.Helper()
+	if len(s.Epochs) != 2 {
+		t.Fatalf("%d per-epoch reports, want one for each of the 2 snapshots", len(s.Epochs))
+	}
+	for i, e := range s.Epochs {
+		if e.Epoch != int64(i+1) || e.Step != int64(i) || filepath.Dir(e.Checkpoint) != filepath.Join(runDir, lebm.EpochsDir) {
+			t.Errorf("per-epoch report %d: epoch %d, step %d at %s; want epoch %d, step %d in the run's snapshots", i, e.Epoch, e.Step, e.Checkpoint, i+1, i)
+		}
+		model, err := lebm.LoadCheckpoint(testutil.Backend(), e.Checkpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := model.Seed(snapshotSeed); err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := replayReconstructionMSE(t, model, 64, 32); math.Abs(e.ReconstructionMSE-want) > 1e-6*want {
+			t.Errorf("epoch %d: reconstruction MSE %v, the snapshot's posterior samples decoded and compared give %v", e.Epoch, e.ReconstructionMSE, want)
+		}
+		if !(e.ClassifierFID > 0) || math.IsInf(e.ClassifierFID, 0) || e.FID != 0 || math.IsNaN(e.RHat) || e.RHat < 0.8 {
+			t.Errorf("epoch %d: %+v; want a finite positive classifier-FID, no FID (no -inception) and R̂ of 4 chains", e.Epoch, e)
+		}
+	}
+	if s.Epochs[0].ReconstructionMSE == s.Epochs[1].ReconstructionMSE {
+		t.Errorf("both snapshots reconstruct with MSE %v: the first's generator differs, want different errors", s.Epochs[0].ReconstructionMSE)
 	}
 }
 
@@ -254,6 +310,10 @@ func TestBadInput(t *testing.T) {
 	}
 
 	wideClassifier := classifierRun(t, []int{16, 24})
+	noSnapshots := t.TempDir() // the run's checkpoint alone
+	if err := os.CopyFS(filepath.Join(noSnapshots, "checkpoint"), os.DirFS(filepath.Join(runDir, "checkpoint"))); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name    string
 		edit    func(*options)
@@ -261,6 +321,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"more snapshots than saved", func(o *options) { o.anomalyHoldout, o.anomalyN, o.anomalyCkpts = 1, 8, 3 }, []string{"-anomaly-checkpoints 3", "only 2"}},
 		{"no classifier there", func(o *options) { o.classifierDir = t.TempDir() }, []string{"-classifier", "no checkpoint"}},
+		{"each epoch of a run without snapshots", func(o *options) { o.runDir, o.eachEpoch = noSnapshots, true }, []string{"flag -each-epoch", "-keep-epochs"}},
 		{"too few FID samples", func(o *options) { o.classifierDir = wideClassifier }, []string{"-fid-samples 16", "24 classifier feature dimensions"}},
 		{"one FID sample", func(o *options) { o.classifierDir, o.fidSamples = wideClassifier, 1 }, []string{"-fid-samples 1"}},
 		{"negative sampler steps", func(o *options) { o.genSteps = -1 }, []string{"flag -gen-steps -1", "≥ 0"}},
@@ -348,8 +409,11 @@ func TestAttributeGridOnCelebA(t *testing.T) {
 	// generateSamples counts colour images in values of 64·64·3: 5
 	// samples in batches of 2, and a grid of all 5.
 	gen := t.TempDir()
-	samples, err := generateSamples(model, options{fidSamples: 5, batch: 2}, gen)
+	samples, err := generateSamples(model, options{fidSamples: 5, batch: 2})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeSampleGrid(samples, gen); err != nil {
 		t.Fatal(err)
 	}
 	if samples.N != 5 || len(samples.Pixels) != 5*64*64*3 {
@@ -553,6 +617,7 @@ func TestFlagRangesAtTheirBoundaries(t *testing.T) {
 		{"gen-steps", func(o *options) { o.genSteps = -1 }},
 		{"gen-step", func(o *options) { o.genStep = -0.1 }},
 		{"fid-train-n", func(o *options) { o.fidTrainN = -1 }},
+		{"bootstrap", func(o *options) { o.bootstrap = -1 }},
 		{"interp-rows", func(o *options) { o.interpRows = 0 }},
 		{"interp-steps", func(o *options) { o.interpSteps = 1 }},
 		{"recon-n", func(o *options) { o.reconN = 0 }},

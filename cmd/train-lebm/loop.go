@@ -176,7 +176,7 @@ func (s *session) saveEpoch() error {
 		return err
 	}
 	if s.o.keepEpochs > 0 {
-		if err := s.model.SaveKeeping(filepath.Join(s.o.out, epochsDir), s.o.keepEpochs); err != nil {
+		if err := s.model.SaveKeeping(filepath.Join(s.o.out, lebm.EpochsDir), s.o.keepEpochs); err != nil {
 			return err
 		}
 	}

@@ -26,10 +26,6 @@ import (
 	"github.com/edlebm/edlebm/plots"
 )
 
-// epochsDir is the folder under -out of the per-epoch snapshots
-// (-keep-epochs), which eval-lebm reads.
-const epochsDir = "epochs"
-
 // stepRecord is one line of metrics.jsonl.
 type stepRecord struct {
 	Step              int64   `json:"step"`

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/gomlx/gomlx/backends"
+
+	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/lebm"
+)
+
+// snapshotSeed restarts the random stream of every snapshot's evaluation,
+// so that the per-epoch measures differ by the models alone.
+const snapshotSeed = 1
+
+// evaluateEpochs measures every end-of-epoch snapshot of the run as run
+// measured its checkpoint, without the pictures: the reconstruction MSE of
+// the first reconN test images, the FIDs of metrics (nil: none) and R̂ of
+// o.chains prior chains, appended to s.Epochs oldest first.
+func evaluateEpochs(b backends.Backend, o options, test *datasets.Images, reconN int, metrics *sampleMetrics, s *eval.Report) error {
+	dir := filepath.Join(o.runDir, lebm.EpochsDir)
+	paths, err := lebm.Checkpoints(dir)
+	if err != nil {
+		return err
+	}
+	return eachSnapshot(b, paths, o, func(path string, model *lebm.Model) error {
+		e, err := evaluateSnapshot(model, path, o, test, reconN, metrics)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("epoch %d (step %d): reconstruction MSE %.5f, classifier-FID %.4g, FID %.4g, R̂ %.4f\n",
+			e.Epoch, e.Step, e.ReconstructionMSE, e.ClassifierFID, e.FID, e.RHat)
+		s.Epochs = append(s.Epochs, e)
+		return nil
+	})
+}
+
+// eachSnapshot calls fn with each checkpoint of paths loaded (with the
+// sampler flags): the first loaded, the others restored into it
+// (lebm.Model.Restore), so that the graphs compile once.
+func eachSnapshot(b backends.Backend, paths []string, o options, fn func(path string, model *lebm.Model) error) error {
+	var model *lebm.Model
+	for _, path := range paths {
+		var err error
+		if model == nil {
+			model, err = lebm.LoadCheckpoint(b, path, o.samplers()...)
+		} else {
+			err = model.Restore(path)
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(path, model); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evaluateSnapshot measures the snapshot at path, loaded as model, for
+// evaluateEpochs.
+func evaluateSnapshot(model *lebm.Model, path string, o options, test *datasets.Images, reconN int, metrics *sampleMetrics) (eval.EpochReport, error) {
+	e := eval.EpochReport{Checkpoint: path}
+	var err error
+	if err := model.Seed(snapshotSeed); err != nil {
+		return e, err
+	}
+	if e.Epoch, err = model.Epoch(); err != nil {
+		return e, err
+	}
+	if e.Step, err = model.GlobalStep(); err != nil {
+		return e, err
+	}
+	_, imageErrors, err := reconstruct(model, test, reconN, o.batch)
+	if err != nil {
+		return e, err
+	}
+	e.ReconstructionMSE = mean(imageErrors)
+	if metrics != nil {
+		samples, err := generateSamples(model, o)
+		if err != nil {
+			return e, err
+		}
+		var fids eval.Report
+		if err := metrics.compute(samples, &fids, 0); err != nil {
+			return e, err
+		}
+		e.ClassifierFID, e.FID = fids.ClassifierFID, fids.FID
+	}
+	energies, err := model.PriorChainEnergies(o.chains, o.chainSteps, 50)
+	if err != nil {
+		return e, err
+	}
+	e.FinalMeanEnergy, e.RHat, e.SplitRHat, err = chainStatistics(energies)
+	return e, err
+}
