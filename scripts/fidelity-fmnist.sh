@@ -10,12 +10,15 @@
 # at every end-of-epoch snapshot (-each-epoch), and compare-evals tabulates
 # them: the runs, each method's mean over seeds, and curves over epochs.
 #
-# Long: about 55 min per ED or SM run and 90 min per CD run on XLA CPU with
-# two cores (docs/lebm.md has the plan). Every step resumes or is skipped
-# when done: run the script again after any interruption. Run folders live
-# in OUT, outside the repository; DOCS (e.g. docs/results/fmnist-fidelity)
-# receives the comparison and each run's summary.json, metrics.jsonl and
-# last grids.
+# Long: about an hour per ED run and 1.5–2 hours per CD or SM run on XLA
+# CPU with two cores, evaluation included (docs/lebm.md has the plan).
+# Every step resumes or is skipped when done: run the script again after
+# any interruption. Run folders live in OUT, outside the repository; DOCS
+# (e.g. docs/results/fmnist-fidelity) receives each run's summary.json,
+# metrics.jsonl and grids as soon as it is evaluated, and the comparison at
+# the end. A run whose results are in DOCS is not trained again even if its
+# folder is gone (a machine replaced between sessions): the comparison
+# reads DOCS's copy.
 #
 #   nohup nice scripts/fidelity-fmnist.sh [OUT] > fidelity.log 2>&1 &
 #
@@ -41,10 +44,27 @@ if [ ! -f "$clf/train-stats.bin" ]; then
   "$out/bin/train-classifier" -backend "$backend" -out "$clf" >"$out/classifier.log" 2>&1
 fi
 
-reports=()
+# keep copies a run's results into DOCS.
+keep() { # run
+  local run=$1 name
+  name=$(basename "$run")
+  mkdir -p "$DOCS/$name"
+  cp "$run/eval/summary.json" "$run/eval/samples.png" "$run/eval/energy_profile.png" "$run/metrics.jsonl" "$run/losses.png" "$DOCS/$name/"
+  local samples=("$run"/samples-epoch*.png) recons=("$run"/reconstructions-epoch*.png)
+  cp "${samples[-1]}" "${recons[-1]}" "$DOCS/$name/"
+}
+
+reports=() names=()
 for seed in $seeds; do
   for method in $methods; do
     run=$out/$method-s$seed
+    names+=("$(basename "$run")")
+    kept=${DOCS:-/nonexistent}/$(basename "$run")/summary.json
+    if [ ! -f "$run/eval/summary.json" ] && [ -f "$kept" ]; then
+      log "$method, seed $seed: no run folder, but its results are in $DOCS"
+      reports+=("$kept")
+      continue
+    fi
     flags=(-method "$method")
     [ "$method" = cd ] && flags=(-preset pang-cd)
     if [ ! -f "$run/eval/summary.json" ]; then
@@ -54,21 +74,15 @@ for seed in $seeds; do
       log "evaluating $method, seed $seed"
       "$out/bin/eval-lebm" -backend "$backend" -data fashion-mnist -run "$run" -classifier "$clf" -each-epoch "${eval_flags[@]}" -out "$run/eval.tmp" >"$run.eval.log" 2>&1
       rm -rf "$run/eval" && mv "$run/eval.tmp" "$run/eval"
+      if [ -n "${DOCS:-}" ]; then keep "$run"; fi
     fi
     reports+=("$run/eval")
     log "done: $method, seed $seed"
   done
 done
-"$out/bin/compare-evals" -out "$out/comparison" -title "Fashion-MNIST, ${epochs} epochs per run" "${reports[@]}"
+# With DOCS, the comparison reads (and names) DOCS's copies.
 if [ -n "${DOCS:-}" ]; then
-  mkdir -p "$DOCS"
-  cp -r "$out/comparison/." "$DOCS/"
-  for report in "${reports[@]}"; do
-    run=$(dirname "$report")
-    name=$(basename "$run")
-    mkdir -p "$DOCS/$name"
-    cp "$report/summary.json" "$report/samples.png" "$report/energy_profile.png" "$run/metrics.jsonl" "$run/losses.png" "$DOCS/$name/"
-    samples=("$run"/samples-epoch*.png) recons=("$run"/reconstructions-epoch*.png)
-    cp "${samples[-1]}" "${recons[-1]}" "$DOCS/$name/"
-  done
+  reports=()
+  for name in "${names[@]}"; do reports+=("$DOCS/$name/summary.json"); done
 fi
+"$out/bin/compare-evals" -out "${DOCS:-$out/comparison}" -title "Fashion-MNIST, ${epochs} epochs per run" "${reports[@]}"
