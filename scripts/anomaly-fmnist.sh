@@ -15,8 +15,11 @@
 #
 #   scripts/anomaly-fmnist.sh [OUT]   (default runs/anomaly-fmnist)
 #
-# Settings (environment): CLASSES, METHODS, TRAIN_SIZE, BATCH, EPOCHS, KEEP
-# (snapshots averaged), SCORE_N (test images scored per snapshot), JOBS.
+# Settings (environment): CLASSES, METHODS, TRAIN_SIZE (0: all), BATCH,
+# EPOCHS, KEEP (snapshots averaged), SCORE_N (test images scored per
+# snapshot), JOBS, BACKEND (default go, as the recorded short runs; auto
+# for XLA), CD_PRESET (e.g. pang-cd: CD runs start from that train-lebm
+# -preset, BATCH still applying).
 # eval-lebm's other outputs are kept small: only the AUPRC is wanted here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +32,8 @@ epochs=${EPOCHS:-12}
 keep=${KEEP:-3}
 score_n=${SCORE_N:-640}
 jobs=${JOBS:-2}
+backend=${BACKEND:-go}
+cd_preset=${CD_PRESET:-}
 
 mkdir -p "$out/bin"
 if [[ ${COMPARE_ONLY:-0} != 1 ]]; then
@@ -37,11 +42,12 @@ fi
 go build -o "$out/bin/" ./cmd/compare-evals
 
 job() { # class method
-  local run="$out/$1-$2"
+  local run="$out/$1-$2" method_flags=(-method "$2")
+  if [[ $2 == cd && -n $cd_preset ]]; then method_flags=(-preset "$cd_preset"); fi
   if [ ! -f "$run/eval/summary.json" ]; then
-    "$out/bin/train-lebm" -backend go -method "$2" -anomaly-holdout "$1" -train-size "$train_size" -batch "$batch" \
+    "$out/bin/train-lebm" -backend "$backend" "${method_flags[@]}" -anomaly-holdout "$1" -train-size "$train_size" -batch "$batch" \
       -epochs "$epochs" -keep-epochs "$keep" -recon 16 -grid 64 -out "$run" >"$run.train.log" 2>&1
-    "$out/bin/eval-lebm" -backend go -run "$run" -anomaly-holdout "$1" -anomaly-n "$score_n" -anomaly-checkpoints "$keep" \
+    "$out/bin/eval-lebm" -backend "$backend" -run "$run" -anomaly-holdout "$1" -anomaly-n "$score_n" -anomaly-checkpoints "$keep" \
       -batch "$batch" -recon-n "$batch" -chains 2 -chain-steps 100 -max-lag 10 -interp-rows 1 -interp-steps 2 \
       -out "$run/eval.tmp" >"$run.eval.log" 2>&1
     rm -rf "$run/eval" && mv "$run/eval.tmp" "$run/eval"
@@ -49,7 +55,7 @@ job() { # class method
   echo "$(date -u +%H:%M:%S) done: class $1, $2"
 }
 export -f job
-export out train_size batch epochs keep score_n
+export out train_size batch epochs keep score_n backend cd_preset
 
 if [[ ${COMPARE_ONLY:-0} != 1 ]]; then
   # shellcheck disable=SC2016 # $0 and $1 expand in the child bash
@@ -71,4 +77,4 @@ for k in $classes; do
   done
 done
 "$out/bin/compare-evals" -out "${DOCS:-$out/comparison}" \
-  -title "Fashion-MNIST anomaly AUPRC ($((epochs * train_size / batch)) steps per run)" "${reports[@]}"
+  -title "Fashion-MNIST anomaly AUPRC (${epochs} epochs of ${train_size/#0/all} images per run)" "${reports[@]}"
