@@ -21,8 +21,8 @@ import (
 // enough for CI, with learning rates raised so 40 steps show learning.
 func quickFlags(out string, epochs string, extra ...string) []string {
 	return append([]string{"-backend", testutil.BackendName(), "-train-size", "64", "-batch", "16", "-epochs", epochs,
-		"-posterior-steps", "10", "-lr-gen", "2e-3", "-lr-prior", "1e-3", "-gen-steps", "20",
-		"-grid", "4", "-recon", "4", "-test-posterior-steps", "10", "-out", out}, extra...)
+		"-posterior-steps", "5", "-lr-gen", "2e-3", "-lr-prior", "1e-3", "-gen-steps", "20",
+		"-grid", "4", "-recon", "4", "-test-posterior-steps", "5", "-out", out}, extra...)
 }
 
 func runCommand(t *testing.T, args []string) error {
