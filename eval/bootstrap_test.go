@@ -19,15 +19,10 @@ func TestBootstrapOfTheMeanMatchesTheClosedForm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const n = 50
 	x := make([]float64, n)
-	mean := 0.0
 	for i := range x {
 		x[i] = rng.ExpFloat64()
-		mean += x[i] / n
 	}
-	variance := 0.0
-	for _, v := range x {
-		variance += (v - mean) * (v - mean) / n
-	}
+	mean, variance := populationMeanVariance(x)
 	want := math.Sqrt(variance / n)
 	means := Bootstrap(n, 4000, 7, func(idx []int) float64 {
 		s := 0.0
@@ -186,15 +181,10 @@ func TestMeanIntervalMatchesTheNormalApproximation(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n = 400
 	x := make([]float64, n)
-	mean := 0.0
 	for i := range x {
 		x[i] = rng.NormFloat64()*2 + 1
-		mean += x[i] / n
 	}
-	variance := 0.0
-	for _, v := range x {
-		variance += (v - mean) * (v - mean) / n
-	}
+	mean, variance := populationMeanVariance(x)
 	half := 1.96 * math.Sqrt(variance/n)
 	got, err := MeanInterval(x, 4000, 9)
 	if err != nil {
@@ -251,4 +241,16 @@ func TestFrechetDistanceIntervalSpansTheSamplingSpread(t *testing.T) {
 	if _, err := FrechetDistanceInterval(make([]float64, 7), mu, sigma, 10, 1); err == nil || !strings.Contains(err.Error(), "dimension 3") {
 		t.Errorf("7 values of 3-d features: error %v, want one naming the dimension", err)
 	}
+}
+
+// populationMeanVariance is the mean of x and its variance with divisor n.
+func populationMeanVariance(x []float64) (mean, variance float64) {
+	n := float64(len(x))
+	for _, v := range x {
+		mean += v / n
+	}
+	for _, v := range x {
+		variance += (v - mean) * (v - mean) / n
+	}
+	return mean, variance
 }

@@ -73,11 +73,12 @@ func epochCurves(runs []labelled, out string) (string, error) {
 		}); err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&md, "\n%s after each epoch ([%s](%s)):\n\n| epoch |", capitalise(m.title), file, file)
+		fmt.Fprintf(&md, "\n%s after each epoch ([%s](%s)):\n\n", capitalise(m.title), file, file)
+		headers := []string{"epoch"}
 		for _, l := range withEpochs {
-			md.WriteString(" " + runName(l) + " |")
+			headers = append(headers, runName(l))
 		}
-		md.WriteString("\n|---|" + strings.Repeat("---|", len(withEpochs)) + "\n")
+		writeHeader(&md, headers)
 		epochs := make([]int64, 0, len(rows))
 		for e := range rows {
 			epochs = append(epochs, e)

@@ -13,6 +13,17 @@ import (
 	"github.com/edlebm/edlebm/eval"
 )
 
+// checkContains fails t for each of wants that comparison.md's text md
+// lacks.
+func checkContains(t *testing.T, md []byte, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("comparison.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
 // writeReport saves r as an eval folder's summary.json and returns the folder.
 func writeReport(t *testing.T, r eval.Report) string {
 	t.Helper()
@@ -55,17 +66,13 @@ func TestAnomalyComparison(t *testing.T) {
 	// Classes sorted; columns by first appearance; the snapshot range in
 	// brackets; chance = positives / images; ed's mean (0.6 + 0.3) / 2;
 	// cd and CD-long each have one class of two.
-	for _, want := range []string{
+	checkContains(t, md,
 		"| held-out class | ed | cd | CD-long | chance (anomaly share) |",
 		"| 1 | 0.300 (0.200–0.400) | — | 0.900 | 0.250 |",
 		"| 4 | 0.600 (0.500–0.700) | 0.400 | — | 0.400 |",
 		"| mean | **0.450** | **0.400** (1 of 2 classes) | **0.900** (1 of 2 classes) | |",
 		"0.600 (4; 100; 2)",
-	} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("comparison.md lacks %q:\n%s", want, md)
-		}
-	}
+	)
 	// Only the metrics the reports hold get columns.
 	for _, absent := range []string{"FID", "recon. MSE", "R̂"} {
 		if strings.Contains(string(md), absent) {
@@ -186,7 +193,7 @@ func TestBootstrapIntervals(t *testing.T) {
 		t.Fatal(err)
 	}
 	cdAUPRC, _ := eval.AUPRC(noisy, labels)
-	for _, want := range []string{
+	checkContains(t, md,
 		// A perfect ranking stays perfect in every resample.
 		"| 1 | 1.000 [1.000, 1.000] |",
 		// ed − cd: the reports' difference, its interval above 0 (bold);
@@ -195,11 +202,7 @@ func TestBootstrapIntervals(t *testing.T) {
 		fmt.Sprintf("| 1 | **%+.3f [", 1-cdAUPRC),
 		" +0.000 [+0.000, +0.000] |\n",
 		"Brackets: 95 % bootstrap intervals over the scored images (500 resamples).",
-	} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("comparison.md lacks %q:\n%s", want, md)
-		}
-	}
+	)
 	// cd's interval holds its AUPRC.
 	var v, lo, hi float64
 	row := string(md)[strings.Index(string(md), "| 1 | 1.000 [1.000, 1.000] |")+len("| 1 | 1.000 [1.000, 1.000] |"):]
@@ -245,9 +248,9 @@ func TestSeedsAndEpochCurves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
+	checkContains(t, md,
 		// Intervals in brackets.
-		"| ed | " + args[0] + " | fashion-mnist | 9360 | 0.0400 [0.0390, 0.0420] (1000) | 16.00 [15.00, 18.00] (5000) |",
+		"| ed | "+args[0]+" | fashion-mnist | 9360 | 0.0400 [0.0390, 0.0420] (1000) | 16.00 [15.00, 18.00] (5000) |",
 		// ed's two seeds: means (0.04 + 0.06) / 2 and (16 + 18) / 2 with their ranges; cd's one.
 		"| label | runs | recon. MSE | classifier-FID | R̂ |",
 		"| ed | 2 | 0.0500 (0.0400–0.0600) | 17.00 (16.00–18.00) | 1.010 (1.010–1.010) |",
@@ -260,11 +263,7 @@ func TestSeedsAndEpochCurves(t *testing.T) {
 		"| 1 | 40.00 | 60.00 |",
 		"| 2 | 20.00 | — |",
 		"| 2 | 1.500 | 1.500 |",
-	} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("comparison.md lacks %q:\n%s", want, md)
-		}
-	}
+	)
 	for _, name := range []string{"epochs_reconstruction_mse.png", "epochs_classifier_fid.png", "epochs_r_hat.png"} {
 		f, err := os.Open(filepath.Join(out, name))
 		if err != nil {

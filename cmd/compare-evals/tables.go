@@ -44,6 +44,11 @@ var columns = []column{
 		}},
 }
 
+// writeHeader writes a Markdown table's header row of headers and its rule.
+func writeHeader(b *strings.Builder, headers []string) {
+	b.WriteString("| " + strings.Join(headers, " | ") + " |\n|" + strings.Repeat("---|", len(headers)) + "\n")
+}
+
 // bracket formats iv as " [lo, hi]" in format, or "" for none.
 func bracket(format string, iv *eval.Interval) string {
 	if iv == nil {
@@ -62,11 +67,11 @@ func metricsTable(runs []labelled) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("| run | report |")
+	headers := []string{"run", "report"}
 	for _, c := range shown {
-		b.WriteString(" " + c.header + " |")
+		headers = append(headers, c.header)
 	}
-	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(shown)) + "\n")
+	writeHeader(&b, headers)
 	for _, l := range runs {
 		fmt.Fprintf(&b, "| %s | %s |", l.label, l.path)
 		for _, c := range shown {
@@ -155,11 +160,7 @@ func (t *anomalyTable) labelMean(label string) (mean float64, n int) {
 // images or, without saved scores, the range over its snapshots.
 func (t *anomalyTable) markdown() string {
 	var b strings.Builder
-	b.WriteString("| held-out class |")
-	for _, l := range t.labels {
-		b.WriteString(" " + l + " |")
-	}
-	b.WriteString(" chance (anomaly share) |\n|---|" + strings.Repeat("---|", len(t.labels)+1) + "\n")
+	writeHeader(&b, append(append([]string{"held-out class"}, t.labels...), "chance (anomaly share)"))
 	for _, c := range t.classes {
 		fmt.Fprintf(&b, "| %d |", c)
 		chance := none
@@ -235,11 +236,12 @@ func (t *anomalyTable) differences() string {
 		return text
 	}
 	var b strings.Builder
-	b.WriteString("\nPaired differences of AUPRC (95 % bootstrap interval, the same resampled images for both):\n\n| held-out class |")
+	b.WriteString("\nPaired differences of AUPRC (95 % bootstrap interval, the same resampled images for both):\n\n")
+	headers := []string{"held-out class"}
 	for _, p := range pairs {
-		b.WriteString(" " + p.a + " − " + p.b + " |")
+		headers = append(headers, p.a+" − "+p.b)
 	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(pairs)) + "\n")
+	writeHeader(&b, headers)
 	for _, c := range t.classes {
 		fmt.Fprintf(&b, "| %d |", c)
 		for _, p := range pairs {
@@ -338,11 +340,12 @@ func labelSummary(runs []labelled) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\nBy label: the mean over its runs (their range).\n\n| label | runs |")
+	b.WriteString("\nBy label: the mean over its runs (their range).\n\n")
+	headers := []string{"label", "runs"}
 	for _, m := range shown {
-		b.WriteString(" " + m.header + " |")
+		headers = append(headers, m.header)
 	}
-	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(shown)) + "\n")
+	writeHeader(&b, headers)
 	for _, label := range labels {
 		reports := byLabel[label]
 		fmt.Fprintf(&b, "| %s | %d |", label, len(reports))
