@@ -24,6 +24,21 @@ func checkContains(t *testing.T, md []byte, wants ...string) {
 	}
 }
 
+// compare runs the command on args with resamples bootstrap resamples
+// into a new folder and returns the folder and its comparison.md.
+func compare(t *testing.T, args []string, resamples int) (out string, md []byte) {
+	t.Helper()
+	out = t.TempDir()
+	if err := run(args, out, "", resamples); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, md
+}
+
 // writeReport saves r as an eval folder's summary.json and returns the folder.
 func writeReport(t *testing.T, r eval.Report) string {
 	t.Helper()
@@ -55,14 +70,7 @@ func TestAnomalyComparison(t *testing.T) {
 		writeReport(t, anomalyReport("ed", 1, 25, 0.2, 0.3, 0.4)),
 		"CD-long=" + writeReport(t, anomalyReport("cd", 1, 25, 0.9)),
 	}
-	out := t.TempDir()
-	if err := run(args, out, "", 0); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, md := compare(t, args, 0)
 	// Classes sorted; columns by first appearance; the snapshot range in
 	// brackets; chance = positives / images; ed's mean (0.6 + 0.3) / 2;
 	// cd and CD-long each have one class of two.
@@ -92,14 +100,7 @@ func TestAnomalyComparison(t *testing.T) {
 func TestMetricsOnlyComparison(t *testing.T) {
 	r := eval.Report{Data: "fashion-mnist", Method: "sm", Step: 12, ReconstructionImages: 500, ReconstructionMSE: 0.10743,
 		Chains: 8, ChainSteps: 500, RHat: 1.284, SplitRHat: 1.339, AnomalyHeldOut: -1, Classifier: "clf", FIDSamples: 5000, ClassifierFID: 105.96}
-	out := t.TempDir()
-	if err := run([]string{writeReport(t, r)}, out, "", 0); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, md := compare(t, []string{writeReport(t, r)}, 0)
 	if want := "| sm |"; !strings.Contains(string(md), want) || !strings.Contains(string(md), "| fashion-mnist | 12 | 0.1074 (500) | 105.96 (5000) | 1.28 / 1.34 (8 × 500) |") {
 		t.Errorf("comparison.md:\n%s\nwant the sm row with its data, step, MSE, classifier-FID and R̂", md)
 	}
@@ -183,15 +184,8 @@ func TestBootstrapIntervals(t *testing.T) {
 			perfect[i] = noisy[i]
 		}
 	}
-	out := t.TempDir()
 	args := []string{scoredReport(t, "ed", labels, perfect), scoredReport(t, "cd", labels, noisy), scoredReport(t, "sm", labels, noisy)}
-	if err := run(args, out, "", 500); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, md := compare(t, args, 500)
 	cdAUPRC, _ := eval.AUPRC(noisy, labels)
 	checkContains(t, md,
 		// A perfect ranking stays perfect in every resample.
@@ -240,14 +234,7 @@ func TestSeedsAndEpochCurves(t *testing.T) {
 		writeReport(t, epochReport("cd", "cd-s1", 0.05, 35, []float64{0.1, 0.06}, []float64{60, 0})), // epoch 2's FID not measured
 		writeReport(t, epochReport("ed", "ed-s2", 0.06, 18, nil, nil)),
 	}
-	out := t.TempDir()
-	if err := run(args, out, "", 0); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, md := compare(t, args, 0)
 	checkContains(t, md,
 		// Intervals in brackets.
 		"| ed | "+args[0]+" | fashion-mnist | 9360 | 0.0400 [0.0390, 0.0420] (1000) | 16.00 [15.00, 18.00] (5000) |",
