@@ -25,6 +25,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,6 +40,7 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 
+	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
@@ -352,6 +354,72 @@ func (tb *toyBench) run(cfg density.Config) (mse float64, gridEnergies []float64
 	return mse, energies[n:], 0, nil
 }
 
+// cellResult is a grid cell's outcome as kept in its file.
+type cellResult struct {
+	MSE        float `json:"mse"`
+	DivergedAt int   `json:"diverged_at_step"`
+	// Energies are the trained energy on the picture's grid, none for a
+	// run that diverged.
+	Energies []float `json:"grid_energies"`
+}
+
+// float is a float64 whose JSON form also holds NaN and ±Inf (as the
+// strings "NaN", "+Inf", "-Inf"), which a collapsed energy reaches.
+type float float64
+
+// MarshalJSON writes f as a JSON number, or a string when not finite.
+func (f float) MarshalJSON() ([]byte, error) {
+	if v := float64(f); math.IsNaN(v) || math.IsInf(v, 0) {
+		return json.Marshal(strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return json.Marshal(float64(f))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (f *float) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err == nil {
+		v, err := strconv.ParseFloat(s, 64)
+		*f = float(v)
+		return err
+	}
+	return json.Unmarshal(data, (*float64)(f))
+}
+
+// floats converts between []float64 and []float.
+func floats[T, U ~float64](v []T) []U {
+	if v == nil {
+		return nil
+	}
+	out := make([]U, len(v))
+	for i, x := range v {
+		out[i] = U(x)
+	}
+	return out
+}
+
+// cell is run for one grid cell, ED trained with cfg, its result read from
+// or kept in a file in dir named by everything it depends on: the toy set,
+// the ED settings, the seed and the training points and epochs.
+func (tb *toyBench) cell(dir string, cfg density.Config, points int) (mse float64, gridEnergies []float64, divergedAt int, err error) {
+	path := filepath.Join(dir, fmt.Sprintf("%s-t%g-M%d-w%g-seed%d-points%d-epochs%d.json", tb.name, cfg.ED.T, cfg.ED.M, cfg.ED.W, tb.seed, points, tb.epochs))
+	if data, err := os.ReadFile(path); err == nil {
+		var r cellResult
+		if err := json.Unmarshal(data, &r); err != nil || (r.Energies != nil && len(r.Energies) != tb.grid.Size*tb.grid.Size) {
+			return 0, nil, 0, fmt.Errorf("%s: not a finished cell (%v): delete it to run the cell again", path, err)
+		}
+		return float64(r.MSE), floats[float, float64](r.Energies), r.DivergedAt, nil
+	}
+	if mse, gridEnergies, divergedAt, err = tb.run(cfg); err != nil {
+		return 0, nil, 0, err
+	}
+	r := cellResult{MSE: float(mse), DivergedAt: divergedAt, Energies: floats[float64, float](gridEnergies)}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, nil, 0, err
+	}
+	return mse, gridEnergies, divergedAt, atomicfile.WriteJSON(path, r)
+}
+
 // dsmStudy trains ED (t, M 4, w 1) and denoising score matching (noise
 // variance t) on points of the toy set data for every t of tsFlag, and
 // writes each run's log-density MSE against the exact density (dsm.csv,
@@ -411,7 +479,9 @@ func divergence(step int) string {
 // grid_KIND.png (each cell's density exp(−E), scaled to its maximum; one
 // band of cells per value of the first setting, increasing upwards like
 // a plot's y axis, so the first value is the bottom band; columns by M,
-// increasing to the right; grey cells diverged).
+// increasing to the right; grey cells diverged). Each finished cell is kept
+// in OUT/cells, so that the study, run again with the same flags after an
+// interruption, goes on from the first cell not done.
 func gridStudy(b backends.Backend, out string, seed uint64, kind, data, rowsFlag, msFlag string, points, epochs int) error {
 	rowValues, err := parseFloats("-grid-values", rowsFlag)
 	if err != nil {
@@ -445,7 +515,7 @@ func gridStudy(b backends.Backend, out string, seed uint64, kind, data, rowsFlag
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("flags -grid-values, -grid-m: %w", err)
 			}
-			mse, energies, divergedAt, err := tb.run(cfg)
+			mse, energies, divergedAt, err := tb.cell(filepath.Join(out, "cells"), cfg, points)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"image/png"
 	"math"
 	"os"
@@ -83,5 +84,74 @@ func TestGridStudyWritesEveryCell(t *testing.T) {
 	}
 	if err := gridStudy(testutil.Backend(), t.TempDir(), 1, "wm", "25gaussians", "1", "0", 256, 1); err == nil || !strings.Contains(err.Error(), "M = 0") {
 		t.Errorf("M = 0: error %v, want one naming M", err)
+	}
+}
+
+// A grid study run again with the same flags reads its finished cells
+// from OUT/cells instead of training them again: a cell file changed by
+// hand (its MSE 123.5, or NaN and an infinite energy, as a collapsed run
+// leaves) shows in the table, and the picture stays whole. Other settings
+// (more training points) do not reuse the files; a damaged file is named.
+func TestGridStudyResumesFromItsCells(t *testing.T) {
+	out := t.TempDir()
+	study := func(points int) error {
+		return gridStudy(testutil.Backend(), out, 1, "tm", "25gaussians", "1", "1,4", points, 1)
+	}
+	if err := study(256); err != nil {
+		t.Fatal(err)
+	}
+	cells, err := filepath.Glob(filepath.Join(out, "cells", "*.json"))
+	if err != nil || len(cells) != 2 {
+		t.Fatalf("cell files %v (%v), want one per cell", cells, err)
+	}
+	edit := func(path string, change func(*cellResult)) {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r cellResult
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Energies) != 48*48 {
+			t.Fatalf("%s holds %d grid energies, want 48²", path, len(r.Energies))
+		}
+		change(&r)
+		if data, err = json.Marshal(r); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byM := map[string]string{}
+	for _, c := range cells {
+		byM[strings.Split(filepath.Base(c), "-")[2]] = c
+	}
+	edit(byM["M1"], func(r *cellResult) { r.MSE = 123.5 })
+	edit(byM["M4"], func(r *cellResult) { r.MSE, r.Energies[0] = float(math.NaN()), float(math.Inf(1)) })
+	if err := study(256); err != nil {
+		t.Fatal(err)
+	}
+	rows := testutil.ReadCSV(t, filepath.Join(out, "grid_tm.csv"))
+	if len(rows) != 3 || rows[1][2] != "123.5" || rows[2][2] != "NaN" {
+		t.Errorf("grid_tm.csv after the rerun = %v, want the edited cells' MSEs 123.5 and NaN", rows)
+	}
+	if _, err := os.Stat(filepath.Join(out, "grid_tm.png")); err != nil {
+		t.Error(err)
+	}
+
+	if err := study(384); err != nil { // new cells beside the old
+		t.Fatal(err)
+	}
+	if all, _ := filepath.Glob(filepath.Join(out, "cells", "*.json")); len(all) != 4 {
+		t.Errorf("%d cell files after a study with more points, want 4 (2 new)", len(all))
+	}
+	if err := os.WriteFile(byM["M1"], []byte(`{"mse": 1, "grid_energies": [1, 2]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := study(256); err == nil || !strings.Contains(err.Error(), byM["M1"]) {
+		t.Errorf("a cell file with 2 grid energies: error %v, want one naming it", err)
 	}
 }
