@@ -15,7 +15,7 @@
 # Every step resumes or is skipped when done: run the script again after
 # any interruption. Run folders live in OUT, outside the repository; DOCS
 # (e.g. docs/results/fmnist-fidelity) receives each run's summary.json,
-# metrics.jsonl and grids as soon as it is evaluated, and the comparison at
+# metrics.jsonl (gzipped) and grids as soon as it is evaluated, and the comparison at
 # the end. A run whose results are in DOCS is not trained again even if its
 # folder is gone (a machine replaced between sessions): the comparison
 # reads DOCS's copy.
@@ -49,7 +49,8 @@ keep() { # run
   local run=$1 name
   name=$(basename "$run")
   mkdir -p "$DOCS/$name"
-  cp "$run/eval/summary.json" "$run/eval/samples.png" "$run/eval/energy_profile.png" "$run/metrics.jsonl" "$run/losses.png" "$DOCS/$name/"
+  cp "$run/eval/summary.json" "$run/eval/samples.png" "$run/eval/energy_profile.png" "$run/losses.png" "$DOCS/$name/"
+  gzip -9 <"$run/metrics.jsonl" >"$DOCS/$name/metrics.jsonl.gz"
   local samples=("$run"/samples-epoch*.png) recons=("$run"/reconstructions-epoch*.png)
   cp "${samples[-1]}" "${recons[-1]}" "$DOCS/$name/"
 }
