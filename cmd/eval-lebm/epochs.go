@@ -30,8 +30,14 @@ func evaluateEpochs(b backends.Backend, o options, test *datasets.Images, reconN
 		if err != nil {
 			return err
 		}
-		fmt.Printf("epoch %d (step %d): reconstruction MSE %.5f, classifier-FID %.4g, FID %.4g, R̂ %.4f\n",
-			e.Epoch, e.Step, e.ReconstructionMSE, e.ClassifierFID, e.FID, e.RHat)
+		line := fmt.Sprintf("epoch %d (step %d): reconstruction MSE %.5f", e.Epoch, e.Step, e.ReconstructionMSE)
+		if e.ClassifierFID != 0 {
+			line += fmt.Sprintf(", classifier-FID %.4g", e.ClassifierFID)
+		}
+		if e.FID != 0 {
+			line += fmt.Sprintf(", FID %.4g", e.FID)
+		}
+		fmt.Printf("%s, R̂ %.4f\n", line, e.RHat)
 		s.Epochs = append(s.Epochs, e)
 		return nil
 	})
