@@ -88,14 +88,20 @@ func SaveKeeping(ctx *context.Context, dir string, step int64, keep int) error {
 	return prune(dir, name, keep)
 }
 
-// displayVariables are the variables of ctx under GoMLX's metrics scope:
-// the moving averages GoMLX's trainer keeps for its progress bar. They are
-// not saved: GoMLX names their scopes afresh in every process, so a
-// resumed run would never read them, and each resume would add a set.
+// Holds reports whether checkpoints hold v: every variable but those
+// under GoMLX's metrics scope, the moving averages GoMLX's trainer keeps
+// for its progress bar. Those are not saved: GoMLX names their scopes
+// afresh in every process, so a resumed run would never read them, and
+// each resume would add a set.
+func Holds(v *context.Variable) bool {
+	return !scopes.Within(v.Scope(), context.RootScope+metrics.Scope)
+}
+
+// displayVariables are the variables of ctx that checkpoints do not hold.
 func displayVariables(ctx *context.Context) []*context.Variable {
 	var vars []*context.Variable
 	for v := range ctx.IterVariables() {
-		if scopes.Within(v.Scope(), context.RootScope+metrics.Scope) {
+		if !Holds(v) {
 			vars = append(vars, v)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 )
 
 // The bootstrap distribution of a sample mean has variance
@@ -22,7 +23,7 @@ func TestBootstrapOfTheMeanMatchesTheClosedForm(t *testing.T) {
 	for i := range x {
 		x[i] = rng.ExpFloat64()
 	}
-	mean, variance := populationMeanVariance(x)
+	mean, variance := stat.PopMeanVariance(x, nil)
 	want := math.Sqrt(variance / n)
 	means := Bootstrap(n, 4000, 7, func(idx []int) float64 {
 		s := 0.0
@@ -184,7 +185,7 @@ func TestMeanIntervalMatchesTheNormalApproximation(t *testing.T) {
 	for i := range x {
 		x[i] = rng.NormFloat64()*2 + 1
 	}
-	mean, variance := populationMeanVariance(x)
+	mean, variance := stat.PopMeanVariance(x, nil)
 	half := 1.96 * math.Sqrt(variance/n)
 	got, err := MeanInterval(x, 4000, 9)
 	if err != nil {
@@ -241,16 +242,4 @@ func TestFrechetDistanceIntervalSpansTheSamplingSpread(t *testing.T) {
 	if _, err := FrechetDistanceInterval(make([]float64, 7), mu, sigma, 10, 1); err == nil || !strings.Contains(err.Error(), "dimension 3") {
 		t.Errorf("7 values of 3-d features: error %v, want one naming the dimension", err)
 	}
-}
-
-// populationMeanVariance is the mean of x and its variance with divisor n.
-func populationMeanVariance(x []float64) (mean, variance float64) {
-	n := float64(len(x))
-	for _, v := range x {
-		mean += v / n
-	}
-	for _, v := range x {
-		variance += (v - mean) * (v - mean) / n
-	}
-	return mean, variance
 }

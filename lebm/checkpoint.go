@@ -6,7 +6,6 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/train/metrics"
 
 	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/internal/scopes"
@@ -115,10 +114,9 @@ func (m *Model) Restore(path string) (err error) {
 		mine.MustSetValue(v.MustValue())
 		count++
 	}
-	// GoMLX's progress-bar averages are never saved (package checkpoint).
 	n := 0
 	for v := range m.ctx.IterVariables() {
-		if !scopes.Within(v.Scope(), context.RootScope+metrics.Scope) {
+		if checkpoint.Holds(v) {
 			n++
 		}
 	}

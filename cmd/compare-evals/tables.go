@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/plots"
 )
@@ -369,11 +371,7 @@ func summaryCell(format string, values []float64) string {
 	if len(values) == 0 {
 		return none
 	}
-	mean := 0.0
-	for _, v := range values {
-		mean += v / float64(len(values))
-	}
-	cell := fmt.Sprintf(format, mean)
+	cell := fmt.Sprintf(format, stat.Mean(values, nil))
 	if len(values) > 1 {
 		cell += fmt.Sprintf(" ("+format+"–"+format+")", slices.Min(values), slices.Max(values))
 	}

@@ -2,9 +2,8 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
-
 	"github.com/gomlx/gomlx/backends"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/eval"
@@ -15,16 +14,11 @@ import (
 // so that the per-epoch measures differ by the models alone.
 const snapshotSeed = 1
 
-// evaluateEpochs measures every end-of-epoch snapshot of the run as run
-// measured its checkpoint, without the pictures: the reconstruction MSE of
-// the first reconN test images, the FIDs of metrics (nil: none) and R̂ of
-// o.chains prior chains, appended to s.Epochs oldest first.
-func evaluateEpochs(b backends.Backend, o options, test *datasets.Images, reconN int, metrics *sampleMetrics, s *eval.Report) error {
-	dir := filepath.Join(o.runDir, lebm.EpochsDir)
-	paths, err := lebm.Checkpoints(dir)
-	if err != nil {
-		return err
-	}
+// evaluateEpochs measures the run's end-of-epoch snapshots at paths
+// (oldest first) as run measured its checkpoint, without the pictures: the
+// reconstruction MSE of the first reconN test images, the FIDs of metrics
+// (nil: none) and R̂ of o.chains prior chains, appended to s.Epochs.
+func evaluateEpochs(b backends.Backend, paths []string, o options, test *datasets.Images, reconN int, metrics *sampleMetrics, s *eval.Report) error {
 	return eachSnapshot(b, paths, o, func(path string, model *lebm.Model) error {
 		e, err := evaluateSnapshot(model, path, o, test, reconN, metrics)
 		if err != nil {
@@ -83,7 +77,7 @@ func evaluateSnapshot(model *lebm.Model, path string, o options, test *datasets.
 	if err != nil {
 		return e, err
 	}
-	e.ReconstructionMSE = mean(imageErrors)
+	e.ReconstructionMSE = stat.Mean(imageErrors, nil)
 	if metrics != nil {
 		samples, err := generateSamples(model, o)
 		if err != nil {

@@ -42,6 +42,7 @@ import (
 	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
@@ -216,8 +217,9 @@ func run(o options) error {
 		return err
 	}
 
-	if o.eachEpoch { // checked before the slow work
-		if _, err := lebm.Checkpoints(filepath.Join(runDir, lebm.EpochsDir)); err != nil {
+	var snapshots []string // -each-epoch's, listed before the slow work
+	if o.eachEpoch {
+		if snapshots, err = lebm.Checkpoints(filepath.Join(runDir, lebm.EpochsDir)); err != nil {
 			return fmt.Errorf("flag -each-epoch: %w (train with -keep-epochs)", err)
 		}
 	}
@@ -260,7 +262,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	s.ReconstructionImages, s.ReconstructionMSE = reconN, mean(imageErrors)
+	s.ReconstructionImages, s.ReconstructionMSE = reconN, stat.Mean(imageErrors, nil)
 	if o.bootstrap > 0 {
 		iv, err := eval.MeanInterval(imageErrors, o.bootstrap, bootstrapSeed)
 		if err != nil {
@@ -306,7 +308,7 @@ func run(o options) error {
 	fmt.Printf("reconstruction MSE %.5f on %d test images; prior chains: R̂ %.4f, split R̂ %.4f\n",
 		s.ReconstructionMSE, reconN, s.RHat, s.SplitRHat)
 	if o.eachEpoch {
-		if err := evaluateEpochs(b, o, test, reconN, metrics, &s); err != nil {
+		if err := evaluateEpochs(b, snapshots, o, test, reconN, metrics, &s); err != nil {
 			return fmt.Errorf("flag -each-epoch: %w", err)
 		}
 	}
@@ -333,15 +335,6 @@ func reconstruct(model *lebm.Model, test *datasets.Images, n, batch int) (recon 
 		imageErrors[i/size] += d * d / float64(size)
 	}
 	return recon, imageErrors, nil
-}
-
-// mean is the mean of values.
-func mean(values []float64) float64 {
-	var s float64
-	for _, v := range values {
-		s += v / float64(len(values))
-	}
-	return s
 }
 
 // chainStatistics are the chains' mean energy at the last step and R̂
