@@ -56,12 +56,12 @@ func TestInceptionFID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	train, err := mnist.Load(mnist.DefaultFashionDir, "train")
+	const n, dim = 129, 128
+	train, err := mnist.LoadHead(mnist.DefaultFashionDir, "train", n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n, dim = 129, 128
-	features, err := net.Features(train.Head(n), 50)
+	features, err := net.Features(train, 50)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,12 +181,16 @@ func (inMemory) Close() error { return nil }
 // the number of training images.
 func loadData(o options) (batches batchSource, trainN int, test *datasets.Images, err error) {
 	var train *datasets.Images
+	trainLimit, testLimit := o.trainSize, o.reconN
+	if o.anomalyHoldout >= 0 {
+		trainLimit, testLimit = 0, 0 // the protocol pools both whole splits
+	}
 	if !byname.IsCelebA(o.data) {
-		if train, err = loadSplit(o, "train", o.trainSize); err != nil {
+		if train, err = loadSplit(o, "train", trainLimit); err != nil {
 			return nil, 0, nil, fmt.Errorf("flag -data-dir: %w", err)
 		}
 	}
-	if test, err = loadSplit(o, "test", o.reconN); err != nil {
+	if test, err = loadSplit(o, "test", testLimit); err != nil {
 		return nil, 0, nil, fmt.Errorf("flag -data-dir: %w", err)
 	}
 	if o.anomalyHoldout >= 0 {

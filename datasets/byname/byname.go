@@ -21,12 +21,12 @@ var Names = []string{"fashion-mnist", "mnist", "svhn", "cifar10", "celeba64", "c
 // Load reads split ("train" or "test"; "val" too for caltech101, the
 // Caltech-101 Silhouettes) of data set name from dir, in the layout its
 // loader documents. A limit > 0 bounds how many images a loader
-// that can stop early (CelebA) decodes; callers still take a subset of the
-// others. CelebA's "train" split defaults to its 40,000-image subset.
+// that can stop early (CelebA, MNIST and Fashion-MNIST: their first limit
+// images) decodes; callers still take a subset of the others. CelebA's "train" split defaults to its 40,000-image subset.
 func Load(name, dir, split string, limit int) (*datasets.Images, error) {
 	switch name {
 	case "fashion-mnist", "mnist":
-		return mnist.Load(dir, split)
+		return mnist.LoadHead(dir, split, limit)
 	case "svhn":
 		return svhn.Load(dir, split)
 	case "cifar10":

@@ -54,6 +54,16 @@ const idxUnsignedByte = 0x08
 // unsigned byte, a truncated stream, data beyond what the header declares, or
 // a header declaring more than MaxIDXBytes.
 func ReadIDX(r io.Reader) (dims []int, data []byte, err error) {
+	return ReadIDXHead(r, 0)
+}
+
+// ReadIDXHead is ReadIDX reading only the first n items (slices along the
+// first dimension; all of them when n ≤ 0 or n exceeds the declared count),
+// and stopping there: a gzipped file is decompressed no further, which is
+// what makes a run on the first few images start at once. The dimensions
+// returned describe the data returned. Data beyond the declared size is an
+// error only when every item is read.
+func ReadIDXHead(r io.Reader, n int) (dims []int, data []byte, err error) {
 	br := bufio.NewReader(r)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -89,9 +99,17 @@ func ReadIDX(r io.Reader) (dims []int, data []byte, err error) {
 			return nil, nil, fmt.Errorf("IDX header declares dimensions %v, more than the %d-byte limit", raw, MaxIDXBytes)
 		}
 	}
+	whole := n <= 0 || n >= dims[0]
+	if !whole {
+		size = size / int64(dims[0]) * int64(n)
+		dims[0] = n
+	}
 	// Reading through a limit grows the buffer with the data actually present,
 	// so a truncated file with a large header allocates only what it holds.
 	data, err = io.ReadAll(io.LimitReader(r, size+1))
+	if !whole && int64(len(data)) > size {
+		data = data[:size] // the rest of the file is not wanted
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading IDX data: %w", err)
 	}
@@ -109,18 +127,25 @@ func ReadIDX(r io.Reader) (dims []int, data []byte, err error) {
 // optionally ending in .gz, with prefix "train" or "t10k". Pixels are scaled
 // to [-1, 1] as x/255·2 − 1; the set is named "<base of dir>/<split>".
 func Load(dir, split string) (*datasets.Images, error) {
+	return LoadHead(dir, split, 0)
+}
+
+// LoadHead is Load reading only the split's first n images and labels (all
+// of them when n ≤ 0): Load(dir, split) followed by Head(n), without
+// decompressing the rest of the files.
+func LoadHead(dir, split string, n int) (*datasets.Images, error) {
 	prefix, ok := map[string]string{"train": "train", "test": "t10k"}[split]
 	if !ok {
 		return nil, fmt.Errorf("mnist: split %q, want \"train\" or \"test\"", split)
 	}
-	imagesPath, imageDims, pixels, err := readIDXFile(dir, prefix+"-images-idx3-ubyte")
+	imagesPath, imageDims, pixels, err := readIDXFile(dir, prefix+"-images-idx3-ubyte", n)
 	if err != nil {
 		return nil, err
 	}
 	if len(imageDims) != 3 {
 		return nil, fmt.Errorf("mnist: %s has dimensions %v, want 3 (images, rows, columns)", imagesPath, imageDims)
 	}
-	labelsPath, labelDims, labels, err := readIDXFile(dir, prefix+"-labels-idx1-ubyte")
+	labelsPath, labelDims, labels, err := readIDXFile(dir, prefix+"-labels-idx1-ubyte", n)
 	if err != nil {
 		return nil, err
 	}
@@ -147,9 +172,10 @@ func Load(dir, split string) (*datasets.Images, error) {
 	return im, nil
 }
 
-// readIDXFile reads dir/name, or dir/name.gz when the former is missing, and
-// returns the path it read with the parsed contents.
-func readIDXFile(dir, name string) (path string, dims []int, data []byte, err error) {
+// readIDXFile reads the first n items (n ≤ 0: all) of dir/name, or of
+// dir/name.gz when the former is missing, and returns the path it read with
+// the parsed contents.
+func readIDXFile(dir, name string, n int) (path string, dims []int, data []byte, err error) {
 	path = filepath.Join(dir, name)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -166,7 +192,7 @@ func readIDXFile(dir, name string) (path string, dims []int, data []byte, err er
 		return "", nil, nil, fmt.Errorf("mnist: %w", err)
 	}
 	defer f.Close()
-	dims, data, err = ReadIDX(f)
+	dims, data, err = ReadIDXHead(f, n)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("mnist: %s: %w", path, err)
 	}

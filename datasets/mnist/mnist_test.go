@@ -115,6 +115,48 @@ func TestLoad(t *testing.T) {
 
 func abs(x float64) float64 { return max(x, -x) }
 
+// TestLoadHead checks that LoadHead returns the first n images and labels
+// of the files, by the pixel formula, and the whole set for n ≤ 0 or n past
+// the end; and that it reads no further than it needs: files cut short
+// after their first item (gzipped or not) load with n = 1 but not whole.
+func TestLoadHead(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "train-images-idx3-ubyte.gz", gzipped(t, idx([]int{testN, testH, testW}, testPixelValues)))
+	writeFile(t, dir, "train-labels-idx1-ubyte", idx([]int{testN}, testLabels))
+	for _, tc := range []struct{ n, want int }{{1, 1}, {2, 2}, {testN, testN}, {testN + 5, testN}, {0, testN}, {-1, testN}} {
+		im, err := LoadHead(dir, "train", tc.n)
+		if err != nil {
+			t.Fatalf("LoadHead(%d): %v", tc.n, err)
+		}
+		if im.N != tc.want || len(im.Pixels) != tc.want*testH*testW || len(im.Labels) != tc.want {
+			t.Fatalf("LoadHead(%d): %d images, %d pixels, %d labels; want %d images", tc.n, im.N, len(im.Pixels), len(im.Labels), tc.want)
+		}
+		for n := range tc.want {
+			if im.Labels[n] != int(testLabels[n]) {
+				t.Errorf("LoadHead(%d): label %d = %d, want %d", tc.n, n, im.Labels[n], testLabels[n])
+			}
+			for i := range testH * testW {
+				want := float64(testPixel(n, i/testW, i%testW))/127.5 - 1
+				if got := im.Pixels[n*testH*testW+i]; abs(float64(got)-want) > 1e-6 {
+					t.Fatalf("LoadHead(%d): image %d pixel %d = %v, want %v", tc.n, n, i, got, want)
+				}
+			}
+		}
+	}
+
+	cut := t.TempDir()
+	images := idx([]int{testN, testH, testW}, testPixelValues)
+	labels := idx([]int{testN}, testLabels)
+	writeFile(t, cut, "t10k-images-idx3-ubyte", images[:len(images)-(testN-1)*testH*testW])
+	writeFile(t, cut, "t10k-labels-idx1-ubyte.gz", gzipped(t, labels[:len(labels)-(testN-1)]))
+	if _, err := Load(cut, "test"); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("Load of files holding one of %d items: error %v, want one saying truncated", testN, err)
+	}
+	if im, err := LoadHead(cut, "test", 1); err != nil || im.N != 1 {
+		t.Errorf("LoadHead(1) of files holding their first item: %v", err)
+	}
+}
+
 // TestReadIDXErrors checks that each malformed stream, built by hand with
 // idx, is refused with an error naming what is wrong, and that a valid one
 // reads back its dimensions and bytes.
