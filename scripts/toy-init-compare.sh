@@ -6,8 +6,12 @@
 # each seed of SEEDS, by Go (train-toy -init) and by PyTorch
 # (scripts/toy_bench.py --check --init), one thread each. Writes the
 # log-density MSE of each run's EMA model at the last step as a Markdown
-# table to OUT/toy-init.md (DOCS: also there). Finished runs are skipped:
-# run it again after an interruption.
+# table to OUT/toy-init.md. Finished runs are skipped: run it again after
+# an interruption. With DOCS (e.g. docs/results/toy-init), each finished
+# run's curves (mse.csv per method, PyTorch's JSON lines) are copied there
+# at once, runs whose copies DOCS holds are not run again even if OUT is
+# gone (a machine replaced between sessions), and the table is made from
+# DOCS's copies and written there too.
 #
 #   nohup nice scripts/toy-init-compare.sh [OUT] > toy-init.log 2>&1 &
 #
@@ -19,7 +23,8 @@ seeds=${SEEDS:-1 2}
 data=${DATA:-25gaussians 8gaussians checkerboard}
 inits=${INITS:-pytorch xavier}
 steps=${STEPS:-10000}
-mkdir -p "$out/bin" "$out/pytorch"
+results=${DOCS:-$out} # where the table reads the runs from
+mkdir -p "$out/bin" "$out/pytorch" "$results/pytorch"
 go build -o "$out/bin/" ./cmd/train-toy
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
@@ -27,25 +32,35 @@ for seed in $seeds; do
   for init in $inits; do
     for d in $data; do
       go_run=$out/go/$init-s$seed
-      if [ ! -f "$go_run/$d/done" ]; then
+      kept=$results/go/$init-s$seed/$d
+      if [ ! -f "$go_run/$d/done" ] && [ ! -f "$kept/done" ]; then
         mkdir -p "$go_run"
         echo "$(date -u +%T) go $d $init seed $seed"
         "$out/bin/train-toy" -backend cpu,devices=1 -data "$d" -methods ed,sm,cd -steps "$steps" -eval-every "$((steps < 1000 ? steps : 1000))" -seed "$seed" \
           -init "$init" -out "$go_run" >"$go_run-$d.log" 2>&1
         touch "$go_run/$d/done"
       fi
+      if [ "$results" != "$out" ] && [ ! -f "$kept/done" ]; then
+        for method in ed sm cd; do
+          mkdir -p "$kept/$method" && cp "$go_run/$d/$method/mse.csv" "$kept/$method/"
+        done
+        touch "$kept/done"
+      fi
       py=$out/pytorch/$d-$init-s$seed.jsonl
-      if [ ! -s "$py" ]; then
+      if [ ! -s "$py" ] && [ ! -s "$results/pytorch/$(basename "$py")" ]; then
         echo "$(date -u +%T) pytorch $d $init seed $seed"
         /usr/bin/python3 scripts/toy_bench.py --check --check-steps "$steps" --method all --data "$d" --init "$init" \
           --seed "$seed" --threads 1 --json >"$py.tmp"
         mv "$py.tmp" "$py"
       fi
+      if [ "$results" != "$out" ] && [ ! -s "$results/pytorch/$(basename "$py")" ]; then
+        cp "$py" "$results/pytorch/"
+      fi
     done
   done
 done
 
-python3 - "$out" "$steps" <<'PY' >"$out/toy-init.md"
+python3 - "$results" "$steps" <<'PY' >"$out/toy-init.md"
 import csv, glob, json, os, statistics, sys
 out, steps = sys.argv[1], sys.argv[2]
 rows = {}  # (data, method, init, impl) -> [mse per seed]
