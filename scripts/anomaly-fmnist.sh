@@ -10,8 +10,11 @@
 # method, bootstrap intervals, paired differences) and anomaly_auprc.png in
 # OUT/comparison or, with DOCS set, in DOCS beside copies of each run's
 # summary.json and anomaly_scores.csv (DOCS=docs/results/fmnist-anomaly
-# for the repository's docs). COMPARE_ONLY=1 skips the runs: the comparison
-# of those finished so far, safe while another instance is training.
+# for the repository's docs), copied as soon as each run is evaluated; a
+# run whose copies DOCS holds is not run again even if its folder is gone
+# (a machine replaced between sessions). COMPARE_ONLY=1 skips the runs: the
+# comparison of those finished so far, safe while another instance is
+# training.
 #
 #   scripts/anomaly-fmnist.sh [OUT]   (default runs/anomaly-fmnist)
 #
@@ -42,8 +45,12 @@ fi
 go build -o "$out/bin/" ./cmd/compare-evals
 
 job() { # class method
-  local run="$out/$1-$2" method_flags=(-method "$2")
+  local run="$out/$1-$2" method_flags=(-method "$2") kept=${DOCS:-}
   if [[ $2 == cd && -n $cd_preset ]]; then method_flags=(-preset "$cd_preset"); fi
+  if [[ -n $kept && -f $kept/$1-$2/summary.json ]]; then
+    echo "$(date -u +%H:%M:%S) done before: class $1, $2 (in $kept)"
+    return
+  fi
   if [ ! -f "$run/eval/summary.json" ]; then
     "$out/bin/train-lebm" -backend "$backend" "${method_flags[@]}" -anomaly-holdout "$1" -train-size "$train_size" -batch "$batch" \
       -epochs "$epochs" -keep-epochs "$keep" -recon 16 -grid 64 -out "$run" >"$run.train.log" 2>&1
@@ -52,10 +59,14 @@ job() { # class method
       -out "$run/eval.tmp" >"$run.eval.log" 2>&1
     rm -rf "$run/eval" && mv "$run/eval.tmp" "$run/eval"
   fi
+  if [[ -n $kept ]]; then
+    mkdir -p "$kept/$1-$2"
+    cp "$run/eval/summary.json" "$run/eval/anomaly_scores.csv" "$kept/$1-$2/"
+  fi
   echo "$(date -u +%H:%M:%S) done: class $1, $2"
 }
 export -f job
-export out train_size batch epochs keep score_n backend cd_preset
+export out train_size batch epochs keep score_n backend cd_preset DOCS
 
 if [[ ${COMPARE_ONLY:-0} != 1 ]]; then
   # shellcheck disable=SC2016 # $0 and $1 expand in the child bash
@@ -67,12 +78,8 @@ reports=()
 for k in $classes; do
   for m in $methods; do
     src=$out/$k-$m/eval
+    [[ -n ${DOCS:-} ]] && src=$DOCS/$k-$m
     [[ -f $src/summary.json ]] || continue
-    if [[ -n ${DOCS:-} ]]; then
-      mkdir -p "$DOCS/$k-$m"
-      cp "$src/summary.json" "$src/anomaly_scores.csv" "$DOCS/$k-$m/"
-      src=$DOCS/$k-$m
-    fi
     reports+=("$src")
   done
 done
