@@ -263,12 +263,25 @@ func TestResumeEqualsUninterruptedTraining(t *testing.T) {
 // Draws made in Aside (pictures between steps) leave the training steps
 // as they would have been without them; the same draws made outside Aside
 // change the next step, which shows they draw from the training stream.
+// Each case starts from the state after a first step, restored (Restore
+// keeps the compiled graphs, so one model serves every case).
 func TestAsideLeavesTheTrainingStreamAlone(t *testing.T) {
 	cfg := tinyConfig(t)
 	x := imagesTensor(cfg, structuredImages())
-	twoSteps := func(between func(m *Model) error) StepMetrics {
-		m := newModel(t, cfg)
-		trainStep(t, m, x)
+	m := newModel(t, cfg)
+	trainStep(t, m, x)
+	dir := t.TempDir()
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	afterFirst, err := LatestCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secondStep := func(between func(m *Model) error) StepMetrics {
+		if err := m.Restore(afterFirst); err != nil {
+			t.Fatal(err)
+		}
 		if err := between(m); err != nil {
 			t.Fatal(err)
 		}
@@ -281,11 +294,11 @@ func TestAsideLeavesTheTrainingStreamAlone(t *testing.T) {
 		}
 		return err
 	}
-	plain := twoSteps(func(*Model) error { return nil })
-	if aside := twoSteps(func(m *Model) error { return m.Aside(func() error { return generate(m) }) }); aside != plain {
+	plain := secondStep(func(*Model) error { return nil })
+	if aside := secondStep(func(m *Model) error { return m.Aside(func() error { return generate(m) }) }); aside != plain {
 		t.Errorf("second step after drawing samples aside: %+v, without drawing %+v", aside, plain)
 	}
-	if drawn := twoSteps(generate); drawn == plain {
+	if drawn := secondStep(generate); drawn == plain {
 		t.Error("drawing samples outside Aside did not change the next step: the test cannot tell Aside works")
 	}
 }
