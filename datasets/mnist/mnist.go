@@ -105,11 +105,13 @@ func ReadIDXHead(r io.Reader, n int) (dims []int, data []byte, err error) {
 		dims[0] = n
 	}
 	// Reading through a limit grows the buffer with the data actually present,
-	// so a truncated file with a large header allocates only what it holds.
-	data, err = io.ReadAll(io.LimitReader(r, size+1))
-	if !whole && int64(len(data)) > size {
-		data = data[:size] // the rest of the file is not wanted
+	// so a truncated file with a large header allocates only what it holds;
+	// reading a whole file, one byte more tells one longer than declared.
+	limit := size
+	if whole {
+		limit++
 	}
+	data, err = io.ReadAll(io.LimitReader(r, limit))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading IDX data: %w", err)
 	}

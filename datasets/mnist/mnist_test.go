@@ -293,6 +293,14 @@ func FuzzReadIDX(f *testing.F) {
 		if n != len(values) {
 			t.Fatalf("dims %v (product %d) but %d values", dims, n, len(values))
 		}
+		// The first item alone is the start of the whole.
+		if len(dims) == 0 || dims[0] == 0 {
+			return
+		}
+		headDims, head, err := ReadIDXHead(bytes.NewReader(data), 1)
+		if err != nil || headDims[0] != 1 || !slices.Equal(headDims[1:], dims[1:]) || !bytes.Equal(head, values[:n/dims[0]]) {
+			t.Fatalf("ReadIDXHead(1) = %v, %d bytes, %v; want the first of the %v items", headDims, len(head), err, dims)
+		}
 	})
 }
 
