@@ -26,7 +26,9 @@
 //   - rings: radius ρ ∈ 3·{1.2, 0.9, 0.55, 0.25}, angle 2πu; point
 //     (ρ cos θ, ρ sin θ) + 0.08·(n, n').
 //
-// Exact log-densities: 25gaussians, 8gaussians, checkerboard.
+// Exact log-densities: 25gaussians, 8gaussians, checkerboard, and pinwheel
+// by the change of variables from its Gaussian (r, q), summed over the
+// preimages of a point, found numerically (pinwheelLogDensity).
 package toy2d
 
 import (
@@ -51,7 +53,7 @@ type Set struct {
 var sets = []*Set{
 	{name: "25gaussians", point: gaussians25.sample, logDensity: gaussians25.logDensity},
 	{name: "8gaussians", point: gaussians8.sample, logDensity: gaussians8.logDensity},
-	{name: "pinwheel", point: pinwheel},
+	{name: "pinwheel", point: pinwheel, logDensity: pinwheelLogDensity},
 	{name: "swissroll", point: swissroll},
 	{name: "circles", point: circles},
 	{name: "moons", point: moons},
@@ -124,14 +126,6 @@ func (s *Set) LogDensity(x, y float64) (float64, bool) {
 		return 0, false
 	}
 	return s.logDensity(x, y), true
-}
-
-func pinwheel(rng *rand.Rand) (x, y float64) {
-	r := 1 + 0.3*rng.NormFloat64()
-	q := 0.1 * rng.NormFloat64()
-	a := 2*math.Pi*float64(rng.IntN(5))/5 + 0.25*math.Exp(r)
-	sin, cos := math.Sincos(a)
-	return 2 * (r*cos + q*sin), 2 * (-r*sin + q*cos)
 }
 
 func swissroll(rng *rand.Rand) (x, y float64) {
