@@ -82,15 +82,15 @@ func pinwheelLogDensity(x, y float64) float64 {
 // (or f(a) = 0), to double precision.
 func bisect(f func(float64) float64, a, b float64) float64 {
 	fa := f(a)
+	if fa == 0 {
+		return a
+	}
 	for range 200 {
 		m := a + (b-a)/2
 		if m <= a || m >= b {
 			break
 		}
 		fm := f(m)
-		if fa == 0 {
-			return a
-		}
 		if (fa < 0) == (fm < 0) {
 			a, fa = m, fm
 		} else {
