@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The initialisation comparison of issue 15 on every 2-D set with an exact
-# density (25gaussians, 8gaussians, checkerboard): ED, SM and CD trained
+# density (25gaussians, 8gaussians, checkerboard, pinwheel): ED, SM and CD trained
 # STEPS steps from PyTorch's nn.Linear initialisation (the authors') and
 # from Xavier-normal weights with zero biases (the project's old one), for
 # each seed of SEEDS, by Go (train-toy -init) and by PyTorch
-# (scripts/toy_bench.py --check --init), one thread each. Writes the
+# (scripts/toy_bench.py --check --init, for the inits of PY_INITS: a
+# PyTorch run costs 20-45 minutes of a core, a Go run 2-5), one thread each. Writes the
 # log-density MSE of each run's EMA model at the last step as a Markdown
 # table to OUT/toy-init.md. Finished runs are skipped: run it again after
 # an interruption. With DOCS (e.g. docs/results/toy-init), each finished
@@ -15,13 +16,14 @@
 #
 #   nohup nice scripts/toy-init-compare.sh [OUT] > toy-init.log 2>&1 &
 #
-# Settings (environment): SEEDS, DATA, INITS, STEPS.
+# Settings (environment): SEEDS, DATA, INITS, PY_INITS (default INITS), STEPS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$HOME/runs/toy-init}
 seeds=${SEEDS:-1 2}
-data=${DATA:-25gaussians 8gaussians checkerboard}
+data=${DATA:-25gaussians 8gaussians checkerboard pinwheel}
 inits=${INITS:-pytorch xavier}
+py_inits=${PY_INITS:-$inits}
 steps=${STEPS:-10000}
 results=${DOCS:-$out} # where the table reads the runs from
 mkdir -p "$out/bin" "$out/pytorch" "$results/pytorch"
@@ -47,6 +49,7 @@ for seed in $seeds; do
         touch "$kept/done"
       fi
       py=$out/pytorch/$d-$init-s$seed.jsonl
+      case " $py_inits " in *" $init "*) ;; *) continue ;; esac
       if [ ! -s "$py" ] && [ ! -s "$results/pytorch/$(basename "$py")" ]; then
         echo "$(date -u +%T) pytorch $d $init seed $seed"
         /usr/bin/python3 scripts/toy_bench.py --check --check-steps "$steps" --method all --data "$d" --init "$init" \

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """PyTorch CPU baseline for the 2-D toy density experiments (25-Gaussians,
-8-Gaussians, checkerboard).
+8-Gaussians, checkerboard, pinwheel).
 
 What it measures
 ----------------
@@ -19,9 +19,13 @@ literature's rounded sqrt 2) and exact log-densities:
   checkerboard  uniform on the eight 2x2 squares of [-4,4]^2 whose cell
                 indices floor(x/2) + floor(y/2) are even (log p = -log 32
                 on the closed squares, -inf elsewhere), drawn as toy2d
-                draws it.
+                draws it;
+  pinwheel      five arms: r = 1 + 0.3n, q = 0.1n', angle a = 2 pi k/5 +
+                0.25 e^r, x = 2 R(-a)(r, q), its exact log-density by the
+                change of variables from (r, q) (toy2d's pinwheelLogDensity;
+                the two agree to 1e-12 on 5,000 points).
 The mixtures are drawn in float32 (centre + std * randn), the checkerboard in
-float64 and then rounded to float32 as toy2d does; the distributions match
+float64 and then rounded to float32 as toy2d does (the pinwheel too); the distributions match
 toy2d's, the random streams do not (torch's generator, not Go's PCG).
 
 Initialisation (--init) of every nn.Linear of the energy:
@@ -169,11 +173,91 @@ def log_p_checkerboard(x):
     return out
 
 
+# pinwheel: arm k in {0..4}, r = 1 + 0.3n, q = 0.1n', angle a = 2 pi k/5 +
+# 0.25 e^r, x = 2 R(-a)(r, q), as toy2d's pinwheel.
+PIN_RSTD, PIN_QSTD, PIN_RATE, PIN_ARMS = 0.3, 0.1, 0.25, 5
+
+
+def sample_pinwheel(n):
+    """The pinwheel drawn as toy2d draws it (float64, then float32)."""
+    r = 1 + PIN_RSTD * torch.randn(n, dtype=torch.float64)
+    q = PIN_QSTD * torch.randn(n, dtype=torch.float64)
+    a = 2 * math.pi * torch.randint(PIN_ARMS, (n,), dtype=torch.float64) / PIN_ARMS \
+        + PIN_RATE * torch.exp(r)
+    c, s = torch.cos(a), torch.sin(a)
+    return (2 * torch.stack([r * c + q * s, -r * s + q * c], dim=1)).float()
+
+
+def log_p_pinwheel(x):
+    """The pinwheel's exact log-density (float64), by the change of variables
+    from its Gaussian (r, q), as toy2d's pinwheelLogDensity: at u = x/2 with
+    |u| = rho, arm k's preimages are the angles alpha of (r, q) =
+    rho (cos alpha, sin alpha) where g(alpha) = alpha - 0.25 e^(rho cos alpha)
+    - 2 pi k/5 - angle(u) is a multiple of 2 pi, each weighted by
+    1/|g'(alpha)| = 1/|1 + 0.25 e^r q|. Roots are bracketed on a grid fine
+    enough that g moves less than about 0.1 rad a step, then bisected. The
+    grid grows like rho e^rho, so points go in chunks of similar rho, each
+    chunk's grid about 2^22 values."""
+    u = x.double() / 2
+    rho = torch.linalg.norm(u, dim=1)
+    out = torch.empty(len(x), dtype=torch.float64)
+    order = torch.argsort(rho, descending=True)
+    start = 0
+    while start < len(x):
+        steps = pinwheel_grid_steps(rho[order[start]].item())
+        chunk = order[start:start + max(1, (1 << 22) // steps)]
+        out[chunk] = pinwheel_log_density_chunk(u[chunk], steps)
+        start += len(chunk)
+    return out
+
+
+def pinwheel_grid_steps(rho):
+    """Grid points per turn for |u| up to rho: g varies by at most
+    2 pi (1 + 0.25 e^rho rho) over a turn, about 0.1 rad a step."""
+    return int(64 + 64 * (1 + PIN_RATE * math.exp(rho) * rho))
+
+
+def pinwheel_log_density_chunk(u, steps):
+    """log_p_pinwheel at x = 2u, scanning each arm on `steps` grid points."""
+    rho = torch.linalg.norm(u, dim=1)
+    theta = torch.atan2(u[:, 1], u[:, 0])
+    alpha = torch.linspace(-math.pi, math.pi, steps + 1, dtype=torch.float64)
+    twopi = 2 * math.pi
+    norm = 2 * math.pi * PIN_RSTD * PIN_QSTD
+    p = torch.zeros(len(u), dtype=torch.float64)
+    for k in range(PIN_ARMS):
+        shift = (twopi * k / PIN_ARMS + theta)[:, None]
+
+        def g(a):
+            return a - PIN_RATE * torch.exp(rho[:, None] * torch.cos(a)) - shift
+
+        turns = torch.floor(g(alpha[None, :]) / twopi)  # [N, steps+1]
+        # A step whose floor(g/2pi) changes crosses the multiple between; the
+        # last grid point is the first one again (alpha = pi = -pi), left out.
+        idx, j = torch.nonzero(turns[:, 1:] != turns[:, :-1], as_tuple=True)
+        target = twopi * torch.maximum(turns[idx, j], turns[idx, j + 1])
+        lo, hi = alpha[j].clone(), alpha[j + 1].clone()
+        rho_i, shift_i = rho[idx], shift[idx, 0]
+        f_lo = lo - PIN_RATE * torch.exp(rho_i * torch.cos(lo)) - shift_i - target
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            f_mid = mid - PIN_RATE * torch.exp(rho_i * torch.cos(mid)) - shift_i - target
+            same = (f_mid < 0) == (f_lo < 0)
+            lo, f_lo = torch.where(same, mid, lo), torch.where(same, f_mid, f_lo)
+            hi = torch.where(same, hi, mid)
+        r, q = rho_i * torch.cos(lo), rho_i * torch.sin(lo)
+        dens = torch.exp(-(((r - 1) / PIN_RSTD) ** 2 + (q / PIN_QSTD) ** 2) / 2) / norm \
+            / torch.abs(1 + PIN_RATE * torch.exp(r) * q)
+        p.index_add_(0, idx, dens)
+    return torch.log(p / PIN_ARMS / 4)
+
+
 # name -> (sample(n) -> float32 [n,2], log_p(x [N,2]) -> float64 [N])
 DATASETS = {
     "25gaussians": mixture(CENTRES64, STD),
     "8gaussians": mixture(CENTRES8, 0.5 / SQRT2),
     "checkerboard": (sample_checkerboard, log_p_checkerboard),
+    "pinwheel": (sample_pinwheel, log_p_pinwheel),
 }
 
 
