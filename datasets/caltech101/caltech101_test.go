@@ -2,7 +2,6 @@ package caltech101
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/edlebm/edlebm/datasets/matfile"
 	mw "github.com/edlebm/edlebm/internal/matwrite"
+	"github.com/edlebm/edlebm/internal/testutil"
 )
 
 // The tests write caltech101_silhouettes_28_split1.mat files with
@@ -56,16 +56,6 @@ func classes(name string, numbers ...float64) mw.Variable {
 	return mw.Double(name, []int32{int32(len(numbers)), 1}, numbers)
 }
 
-// write writes f as dir/File in a new folder and returns dir.
-func write(t *testing.T, f []byte) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, File), f, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func TestLoad(t *testing.T) {
 	asBytes := file("test_data", 2, shape)
 	asBytes.Type = mw.MiUINT8 // as MATLAB stores doubles that are all small integers
@@ -93,27 +83,14 @@ func TestLoad(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			im, err := Load(write(t, tc.file), tc.split)
+			im, err := Load(testutil.WriteInTempDir(t, File, tc.file), tc.split)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if im.Name != "caltech101/"+tc.split || !slices.Equal(im.Shape(), []int{tc.n, Side, Side, 1}) {
-				t.Fatalf("name %q shape %v, want %q [%d 28 28 1]", im.Name, im.Shape(), "caltech101/"+tc.split, tc.n)
-			}
-			if !slices.Equal(im.Labels, tc.labels) {
-				t.Errorf("labels %v, want %v", im.Labels, tc.labels)
-			}
-			for n := range tc.n {
-				for r := range Side {
-					for c := range Side {
-						// The silhouette (1 before the file's inversion) is +1.
-						want := float32(2*tc.pixel(n, r, c) - 1)
-						if got := im.Image(n)[r*Side+c]; got != want {
-							t.Fatalf("image %d pixel (row %d, column %d) = %v, want %v", n, r, c, got, want)
-						}
-					}
-				}
-			}
+			// The silhouette (1 before the file's inversion) is +1.
+			testutil.AssertGreyImages(t, im, "caltech101/"+tc.split, tc.n, Side, tc.labels, func(n, r, c int) float32 {
+				return float32(2*tc.pixel(n, r, c) - 1)
+			})
 		})
 	}
 }
@@ -140,7 +117,7 @@ func TestOrientation(t *testing.T) {
 		values := slices.Repeat([]float64{1}, 3*784)
 		values[(tc.i-1)+3*(tc.k-1)] = 0 // column-major: train_data(i, k) at (i−1) + 3·(k−1)
 		f := le.File([]mw.Variable{mw.Double("train_data", []int32{3, 784}, values), classes("train_labels", 1, 2, 3)})
-		im, err := Load(write(t, f), "train")
+		im, err := Load(testutil.WriteInTempDir(t, File, f), "train")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +206,7 @@ func TestLoadErrors(t *testing.T) {
 	for _, tc := range tests {
 		dir := t.TempDir()
 		if tc.file != nil {
-			dir = write(t, tc.file)
+			dir = testutil.WriteInTempDir(t, File, tc.file)
 		}
 		_, err := Load(dir, tc.split)
 		for _, want := range tc.want {

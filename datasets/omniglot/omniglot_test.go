@@ -2,7 +2,6 @@ package omniglot
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/edlebm/edlebm/datasets/matfile"
 	mw "github.com/edlebm/edlebm/internal/matwrite"
+	"github.com/edlebm/edlebm/internal/testutil"
 )
 
 // The tests write chardata.mat files with internal/matwrite, an encoder of
@@ -58,16 +58,6 @@ func onehot(name string, k int, labels []int) mw.Variable {
 	return mw.Double(name, []int32{int32(k), int32(len(labels))}, values)
 }
 
-// write writes file as dir/chardata.mat in a new folder and returns dir.
-func write(t *testing.T, file []byte) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, File), file, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func TestLoad(t *testing.T) {
 	asBytes := images("data", 3, binary)
 	asBytes.Type = mw.MiUINT8 // as MATLAB stores doubles that are all small integers
@@ -100,26 +90,13 @@ func TestLoad(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			im, err := Load(write(t, tc.file), tc.split)
+			im, err := Load(testutil.WriteInTempDir(t, File, tc.file), tc.split)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if im.Name != "omniglot/"+tc.split || !slices.Equal(im.Shape(), []int{tc.n, Side, Side, 1}) {
-				t.Fatalf("name %q shape %v, want %q [%d 28 28 1]", im.Name, im.Shape(), "omniglot/"+tc.split, tc.n)
-			}
-			if !slices.Equal(im.Labels, tc.labels) || (im.Labels == nil) != (tc.labels == nil) {
-				t.Errorf("labels %v, want %v", im.Labels, tc.labels)
-			}
-			for n := range tc.n {
-				for r := range Side {
-					for c := range Side {
-						want := float32(2*tc.pixel(n, r, c) - 1)
-						if got := im.Image(n)[r*Side+c]; got != want {
-							t.Fatalf("image %d pixel (row %d, column %d) = %v, want %v", n, r, c, got, want)
-						}
-					}
-				}
-			}
+			testutil.AssertGreyImages(t, im, "omniglot/"+tc.split, tc.n, Side, tc.labels, func(n, r, c int) float32 {
+				return float32(2*tc.pixel(n, r, c) - 1)
+			})
 		})
 	}
 }
@@ -144,7 +121,7 @@ func TestOrientation(t *testing.T) {
 	for _, tc := range tests {
 		values := make([]float64, 784*2)
 		values[(tc.k-1)+784*(tc.i-1)] = 1 // column-major: data(k, i) at (k−1) + 784·(i−1)
-		im, err := Load(write(t, le.File([]mw.Variable{mw.Double("data", []int32{784, 2}, values)})), "train")
+		im, err := Load(testutil.WriteInTempDir(t, File, le.File([]mw.Variable{mw.Double("data", []int32{784, 2}, values)})), "train")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +215,7 @@ func TestLoadErrors(t *testing.T) {
 	for _, tc := range tests {
 		dir := t.TempDir()
 		if tc.file != nil {
-			dir = write(t, tc.file)
+			dir = testutil.WriteInTempDir(t, File, tc.file)
 		}
 		_, err := Load(dir, tc.split)
 		for _, want := range tc.want {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edlebm/edlebm/datasets/matfile"
 	mw "github.com/edlebm/edlebm/internal/matwrite"
+	"github.com/edlebm/edlebm/internal/testutil"
 )
 
 // The tests write MAT-files with internal/matwrite, an encoder of the
@@ -79,11 +80,7 @@ func TestLoad(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, Files[tc.split]), tc.file, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			im, err := Load(dir, tc.split)
+			im, err := Load(testutil.WriteInTempDir(t, Files[tc.split], tc.file), tc.split)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/janpfeifer/must"
 
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/mnist"
 )
 
@@ -219,6 +222,39 @@ func AssertOnlyFile(t testing.TB, dir, name string) {
 		}
 		t.Errorf("directory holds %v, want only %s", names, name)
 	}
+}
+
+// AssertGreyImages checks a loaded set of n single-channel side×side images:
+// its name, its shape, its labels (nil wanted only as nil) and every pixel
+// against want(image, row, column), stopping at the first wrong pixel.
+func AssertGreyImages(t testing.TB, im *datasets.Images, name string, n, side int, labels []int, want func(n, r, c int) float32) {
+	t.Helper()
+	if im.Name != name || !slices.Equal(im.Shape(), []int{n, side, side, 1}) {
+		t.Fatalf("name %q shape %v, want %q [%d %d %d 1]", im.Name, im.Shape(), name, n, side, side)
+	}
+	if !slices.Equal(im.Labels, labels) || (im.Labels == nil) != (labels == nil) {
+		t.Errorf("labels %v, want %v", im.Labels, labels)
+	}
+	for i := range n {
+		for r := range side {
+			for c := range side {
+				if got, want := im.Image(i)[r*side+c], want(i, r, c); got != want {
+					t.Fatalf("image %d pixel (row %d, column %d) = %v, want %v", i, r, c, got, want)
+				}
+			}
+		}
+	}
+}
+
+// WriteInTempDir writes data as dir/name in a new temporary folder and
+// returns dir.
+func WriteInTempDir(t testing.TB, name string, data []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // WriteBlankIDX writes an all-zero unsigned-byte IDX file with the given
