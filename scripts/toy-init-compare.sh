@@ -12,7 +12,9 @@
 # run's curves (mse.csv per method, PyTorch's JSON lines) are copied there
 # at once, runs whose copies DOCS holds are not run again even if OUT is
 # gone (a machine replaced between sessions), and the table is made from
-# DOCS's copies and written there too.
+# DOCS's copies and written there too. A PyTorch run's methods are run one
+# at a time, each finished method's line kept in DOCS/pytorch/*.partial
+# until its three are in.
 #
 #   nohup nice scripts/toy-init-compare.sh [OUT] > toy-init.log 2>&1 &
 #
@@ -49,16 +51,26 @@ for seed in $seeds; do
         touch "$kept/done"
       fi
       py=$out/pytorch/$d-$init-s$seed.jsonl
+      kept_py=$results/pytorch/$(basename "$py")
       case " $py_inits " in *" $init "*) ;; *) continue ;; esac
-      if [ ! -s "$py" ] && [ ! -s "$results/pytorch/$(basename "$py")" ]; then
-        echo "$(date -u +%T) pytorch $d $init seed $seed"
-        /usr/bin/python3 scripts/toy_bench.py --check --check-steps "$steps" --method all --data "$d" --init "$init" \
-          --seed "$seed" --threads 1 --json >"$py.tmp"
-        mv "$py.tmp" "$py"
+      if [ ! -s "$py" ] && [ ! -s "$kept_py" ]; then
+        # One method at a time (toy_bench seeds each method alike either
+        # way), each line kept as it comes, in DOCS when set: a run cut off
+        # loses only the method in flight.
+        for method in ed sm cd; do
+          grep -qs "\"method\": \"$method\"" "$kept_py.partial" && continue
+          echo "$(date -u +%T) pytorch $d $init seed $seed: $method"
+          /usr/bin/python3 scripts/toy_bench.py --check --check-steps "$steps" --method "$method" --data "$d" --init "$init" \
+            --seed "$seed" --threads 1 --json >"$py.tmp"
+          cat "$py.tmp" >>"$kept_py.partial"
+        done
+        cp "$kept_py.partial" "$py"
+        rm -f "$py.tmp"
       fi
-      if [ "$results" != "$out" ] && [ ! -s "$results/pytorch/$(basename "$py")" ]; then
-        cp "$py" "$results/pytorch/"
+      if [ ! -s "$kept_py" ]; then
+        cp "$py" "$kept_py"
       fi
+      rm -f "$kept_py.partial"
     done
   done
 done
