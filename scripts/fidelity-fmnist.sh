@@ -15,8 +15,8 @@
 # Every step resumes or is skipped when done: run the script again after
 # any interruption. Run folders live in OUT, outside the repository; DOCS
 # (e.g. docs/results/fmnist-fidelity) receives each run's summary.json,
-# metrics.jsonl (gzipped) and grids as soon as it is evaluated, and the comparison at
-# the end. A run whose results are in DOCS is not trained again even if its
+# metrics.jsonl (gzipped) and grids as soon as it is evaluated, and the
+# comparison of every run evaluated so far, remade after each. A run whose results are in DOCS is not trained again even if its
 # folder is gone (a machine replaced between sessions): the comparison
 # reads DOCS's copy.
 #
@@ -55,11 +55,31 @@ keep() { # run
   cp "${samples[-1]}" "${recons[-1]}" "$DOCS/$name/"
 }
 
-reports=() names=()
+names=() # every run, seed by seed
+for seed in $seeds; do
+  for method in $methods; do names+=("$method-s$seed"); done
+done
+reports=() # the runs evaluated so far
+
+# compare tabulates the runs evaluated so far; with DOCS, it reads (and
+# names) DOCS's copies, including those of runs whose folders are gone.
+compare() {
+  local found=() name
+  if [ -n "${DOCS:-}" ]; then
+    for name in "${names[@]}"; do
+      if [ -f "$DOCS/$name/summary.json" ]; then found+=("$DOCS/$name/summary.json"); fi
+    done
+  else
+    found=("${reports[@]}")
+  fi
+  if [ ${#found[@]} -gt 0 ]; then
+    "$out/bin/compare-evals" -out "${DOCS:-$out/comparison}" -title "Fashion-MNIST, ${epochs} epochs per run" "${found[@]}"
+  fi
+}
+
 for seed in $seeds; do
   for method in $methods; do
     run=$out/$method-s$seed
-    names+=("$(basename "$run")")
     kept=${DOCS:-/nonexistent}/$(basename "$run")/summary.json
     if [ ! -f "$run/eval/summary.json" ] && [ -f "$kept" ]; then
       log "$method, seed $seed: no run folder, but its results are in $DOCS"
@@ -76,14 +96,12 @@ for seed in $seeds; do
       "$out/bin/eval-lebm" -backend "$backend" -data fashion-mnist -run "$run" -classifier "$clf" -each-epoch "${eval_flags[@]}" -out "$run/eval.tmp" >"$run.eval.log" 2>&1
       rm -rf "$run/eval" && mv "$run/eval.tmp" "$run/eval"
       if [ -n "${DOCS:-}" ]; then keep "$run"; fi
+      reports+=("$run/eval")
+      compare >"$out/comparison.log" 2>&1 || log "compare-evals failed (see $out/comparison.log); training goes on"
+    else
+      reports+=("$run/eval")
     fi
-    reports+=("$run/eval")
     log "done: $method, seed $seed"
   done
 done
-# With DOCS, the comparison reads (and names) DOCS's copies.
-if [ -n "${DOCS:-}" ]; then
-  reports=()
-  for name in "${names[@]}"; do reports+=("$DOCS/$name/summary.json"); done
-fi
-"$out/bin/compare-evals" -out "${DOCS:-$out/comparison}" -title "Fashion-MNIST, ${epochs} epochs per run" "${reports[@]}"
+compare
