@@ -225,23 +225,23 @@ def pinwheel_log_density_chunk(u, steps):
     twopi = 2 * math.pi
     norm = 2 * math.pi * PIN_RSTD * PIN_QSTD
     p = torch.zeros(len(u), dtype=torch.float64)
+
+    def g(a, rho, shift):  # elementwise; the roots sought are g = 2 pi m
+        return a - PIN_RATE * torch.exp(rho * torch.cos(a)) - shift
+
     for k in range(PIN_ARMS):
-        shift = (twopi * k / PIN_ARMS + theta)[:, None]
-
-        def g(a):
-            return a - PIN_RATE * torch.exp(rho[:, None] * torch.cos(a)) - shift
-
-        turns = torch.floor(g(alpha[None, :]) / twopi)  # [N, steps+1]
+        shift = twopi * k / PIN_ARMS + theta
+        turns = torch.floor(g(alpha[None, :], rho[:, None], shift[:, None]) / twopi)  # [N, steps+1]
         # A step whose floor(g/2pi) changes crosses the multiple between; the
         # last grid point is the first one again (alpha = pi = -pi), left out.
         idx, j = torch.nonzero(turns[:, 1:] != turns[:, :-1], as_tuple=True)
         target = twopi * torch.maximum(turns[idx, j], turns[idx, j + 1])
         lo, hi = alpha[j].clone(), alpha[j + 1].clone()
-        rho_i, shift_i = rho[idx], shift[idx, 0]
-        f_lo = lo - PIN_RATE * torch.exp(rho_i * torch.cos(lo)) - shift_i - target
+        rho_i, shift_i = rho[idx], shift[idx] + target
+        f_lo = g(lo, rho_i, shift_i)
         for _ in range(60):
             mid = (lo + hi) / 2
-            f_mid = mid - PIN_RATE * torch.exp(rho_i * torch.cos(mid)) - shift_i - target
+            f_mid = g(mid, rho_i, shift_i)
             same = (f_mid < 0) == (f_lo < 0)
             lo, f_lo = torch.where(same, mid, lo), torch.where(same, f_mid, f_lo)
             hi = torch.where(same, hi, mid)
