@@ -59,7 +59,7 @@ names=() # every run, seed by seed
 for seed in $seeds; do
   for method in $methods; do names+=("$method-s$seed"); done
 done
-reports=() # the runs evaluated so far
+reports=() # the runs evaluated so far (read by compare without DOCS)
 
 # compare tabulates the runs evaluated so far; with DOCS, it reads (and
 # names) DOCS's copies, including those of runs whose folders are gone.
@@ -83,11 +83,11 @@ for seed in $seeds; do
     kept=${DOCS:-/nonexistent}/$(basename "$run")/summary.json
     if [ ! -f "$run/eval/summary.json" ] && [ -f "$kept" ]; then
       log "$method, seed $seed: no run folder, but its results are in $DOCS"
-      reports+=("$kept")
       continue
     fi
     flags=(-method "$method")
     [ "$method" = cd ] && flags=(-preset pang-cd)
+    reports+=("$run/eval")
     if [ ! -f "$run/eval/summary.json" ]; then
       log "training $method, seed $seed → $run"
       "$out/bin/train-lebm" -backend "$backend" -data fashion-mnist "${flags[@]}" -seed "$seed" -epochs "$epochs" \
@@ -96,10 +96,7 @@ for seed in $seeds; do
       "$out/bin/eval-lebm" -backend "$backend" -data fashion-mnist -run "$run" -classifier "$clf" -each-epoch "${eval_flags[@]}" -out "$run/eval.tmp" >"$run.eval.log" 2>&1
       rm -rf "$run/eval" && mv "$run/eval.tmp" "$run/eval"
       if [ -n "${DOCS:-}" ]; then keep "$run"; fi
-      reports+=("$run/eval")
       compare >"$out/comparison.log" 2>&1 || log "compare-evals failed (see $out/comparison.log); training goes on"
-    else
-      reports+=("$run/eval")
     fi
     log "done: $method, seed $seed"
   done
