@@ -17,7 +17,11 @@
 #   3. bench-lebm on the CUDA plugin, one file per shape (go-SHAPE.md),
 #      -sampling=false (its 500-step chains compile for minutes);
 #   4. bench-lebm on svhn with bfloat16 generator layers (go-bf16.md) and
-#      with NVIDIA_TF32_OVERRIDE=0 (go-fp32.md).
+#      with NVIDIA_TF32_OVERRIDE=0 (go-fp32.md);
+#   5. XLA's optimised HLO of one DUMP_SHAPE (default celeba64) ED training
+#      step (hlo.tar.xz): which cuDNN convolutions, layouts and transposes
+#      XLA chose, to set against PyTorch's speed on that shape.
+# STEPS picks and orders them (default "check pytorch go bf16 fp32 dump").
 # Every step's output also goes to OUT_DIR/run.log. BATCH (default 128) and
 # ITERS (default 10 timed iterations per row) apply to both sides; GO_FLAGS
 # and PY_FLAGS add flags to bench-lebm and scripts/lebm_bench.py (say
@@ -69,19 +73,34 @@ run() {
   echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, GOMLX_BACKEND=$GOMLX_BACKEND"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
 
-  step check-backend "$work/bin/check-backend" -backend "$GOMLX_BACKEND" -check "$work/ref" -out "$out/check.md"
   # shellcheck disable=SC2206 # PY_FLAGS and GO_FLAGS are lists of flags
   local pt_bench=(python3 scripts/lebm_bench.py --device cuda --shapes "$shapes" --batch "$batch" --iters "$iters" ${PY_FLAGS:-})
-  step pytorch "${pt_bench[@]}" --out "$out/pt.md"
-  step pytorch-tf32 "${pt_bench[@]}" --tf32 --out "$out/pt-tf32.md"
   # shellcheck disable=SC2206
   local go_bench=("$work/bin/bench-lebm" -backend "$GOMLX_BACKEND" -batch "$batch" -iters "$iters" -sampling=false ${GO_FLAGS:-})
-  local shape
-  for shape in ${shapes//,/ }; do
-    step "go-$shape" "${go_bench[@]}" -shapes "$shape" -peak-tflops "${PEAK_TFLOPS:-495}" -out "$out/go-$shape.md"
+  local what shape
+  for what in ${STEPS:-check pytorch go bf16 fp32 dump}; do
+    case $what in
+    check) step check-backend "$work/bin/check-backend" -backend "$GOMLX_BACKEND" -check "$work/ref" -out "$out/check.md" ;;
+    pytorch)
+      step pytorch "${pt_bench[@]}" --out "$out/pt.md"
+      step pytorch-tf32 "${pt_bench[@]}" --tf32 --out "$out/pt-tf32.md"
+      ;;
+    go)
+      for shape in ${shapes//,/ }; do
+        step "go-$shape" "${go_bench[@]}" -shapes "$shape" -peak-tflops "${PEAK_TFLOPS:-495}" -out "$out/go-$shape.md"
+      done
+      ;;
+    bf16) step go-bf16 "${go_bench[@]}" -shapes svhn -compute-dtype bfloat16 -peak-tflops "${PEAK_TFLOPS_BF16:-989}" -out "$out/go-bf16.md" ;;
+    fp32) NVIDIA_TF32_OVERRIDE=0 step go-fp32 "${go_bench[@]}" -shapes svhn -out "$out/go-fp32.md" ;;
+    dump)
+      XLA_FLAGS="$XLA_FLAGS --xla_dump_to=$work/dump --xla_dump_hlo_as_text" step dump \
+        "${go_bench[@]}" -shapes "${DUMP_SHAPE:-celeba64}" -methods ed -prior-iters 0
+      find "$work/dump" -name '*after_optimizations.txt' -printf '%P\n' 2>/dev/null |
+        tar -C "$work/dump" -cf - -T - | xz -T0 >"$out/hlo.tar.xz"
+      ;;
+    *) echo "### unknown step $what (valid: check pytorch go bf16 fp32 dump)" ;;
+    esac
   done
-  step go-bf16 "${go_bench[@]}" -shapes svhn -compute-dtype bfloat16 -peak-tflops "${PEAK_TFLOPS_BF16:-989}" -out "$out/go-bf16.md"
-  NVIDIA_TF32_OVERRIDE=0 step go-fp32 "${go_bench[@]}" -shapes svhn -out "$out/go-fp32.md"
   echo "# done at $((SECONDS - start)) s"
 }
 
