@@ -20,8 +20,11 @@
 #      with NVIDIA_TF32_OVERRIDE=0 (go-fp32.md);
 #   5. XLA's optimised HLO of one DUMP_SHAPE (default celeba64) ED training
 #      step (hlo.tar.xz): which cuDNN convolutions, layouts and transposes
-#      XLA chose, to set against PyTorch's speed on that shape.
-# STEPS picks and orders them (default "check pytorch go bf16 fp32 dump").
+#      XLA chose, to set against PyTorch's speed on that shape;
+#   6. bench-lebm on SHAPES with --xla_gpu_force_conv_nhwc (go-nhwc-SHAPE.md):
+#      XLA gives float32 convolutions NCHW layouts on CUDA (NHWC only for
+#      16-bit types), and TF32 tensor cores may prefer NHWC.
+# STEPS picks and orders them (default "check pytorch go bf16 fp32 dump nhwc").
 # Every step's output also goes to OUT_DIR/run.log. BATCH (default 128) and
 # ITERS (default 10 timed iterations per row) apply to both sides; GO_FLAGS
 # and PY_FLAGS add flags to bench-lebm and scripts/lebm_bench.py (say
@@ -78,7 +81,7 @@ run() {
   # shellcheck disable=SC2206
   local go_bench=("$work/bin/bench-lebm" -backend "$GOMLX_BACKEND" -batch "$batch" -iters "$iters" -sampling=false ${GO_FLAGS:-})
   local what shape
-  for what in ${STEPS:-check pytorch go bf16 fp32 dump}; do
+  for what in ${STEPS:-check pytorch go bf16 fp32 dump nhwc}; do
     case $what in
     check) step check-backend "$work/bin/check-backend" -backend "$GOMLX_BACKEND" -check "$work/ref" -out "$out/check.md" ;;
     pytorch)
@@ -98,7 +101,13 @@ run() {
       find "$work/dump" -name '*after_optimizations.txt' -printf '%P\n' 2>/dev/null |
         tar -C "$work/dump" -cf - -T - | xz -T0 >"$out/hlo.tar.xz"
       ;;
-    *) echo "### unknown step $what (valid: check pytorch go bf16 fp32 dump)" ;;
+    nhwc)
+      for shape in ${shapes//,/ }; do
+        XLA_FLAGS="$XLA_FLAGS --xla_gpu_force_conv_nhwc" step "go-nhwc-$shape" \
+          "${go_bench[@]}" -shapes "$shape" -peak-tflops "${PEAK_TFLOPS:-495}" -out "$out/go-nhwc-$shape.md"
+      done
+      ;;
+    *) echo "### unknown step $what (valid: check pytorch go bf16 fp32 dump nhwc)" ;;
     esac
   done
   echo "# done at $((SECONDS - start)) s"
