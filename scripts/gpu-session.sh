@@ -25,7 +25,9 @@
 #      XLA gives float32 convolutions NCHW layouts on CUDA (NHWC only for
 #      16-bit types), and TF32 tensor cores may prefer NHWC.
 # STEPS picks and orders them (default "check pytorch go bf16 fp32 dump nhwc").
-# Every step's output also goes to OUT_DIR/run.log. BATCH (default 128) and
+# Every step's output also goes to OUT_DIR/run.log as it comes; the files
+# named above are bundled into OUT_DIR/results.tar at the end (the device
+# tool brings back at most 8 files). BATCH (default 128) and
 # ITERS (default 10 timed iterations per row) apply to both sides; GO_FLAGS
 # and PY_FLAGS add flags to bench-lebm and scripts/lebm_bench.py (say
 # "-sampling=true", "--compile"); PEAK_TFLOPS / PEAK_TFLOPS_BF16 (495 / 989,
@@ -68,8 +70,10 @@ run() {
     timeout -k 10 "$left" "$@"
     echo "### $name: exit $? at $((SECONDS - start)) s"
   }
-  local work
+  local work res
   work=$(mktemp -d)
+  res=$work/results
+  mkdir -p "$res"
   xz -dc "$pack_dir/pack.tar.xz" | tar -C "$work" -xf - || exit
   # shellcheck source=scripts/cuda-env.sh
   source scripts/cuda-env.sh || exit
@@ -83,33 +87,34 @@ run() {
   local what shape
   for what in ${STEPS:-check pytorch go bf16 fp32 dump nhwc}; do
     case $what in
-    check) step check-backend "$work/bin/check-backend" -backend "$GOMLX_BACKEND" -check "$work/ref" -out "$out/check.md" ;;
+    check) step check-backend "$work/bin/check-backend" -backend "$GOMLX_BACKEND" -check "$work/ref" -out "$res/check.md" ;;
     pytorch)
-      step pytorch "${pt_bench[@]}" --out "$out/pt.md"
-      step pytorch-tf32 "${pt_bench[@]}" --tf32 --out "$out/pt-tf32.md"
+      step pytorch "${pt_bench[@]}" --out "$res/pt.md"
+      step pytorch-tf32 "${pt_bench[@]}" --tf32 --out "$res/pt-tf32.md"
       ;;
     go)
       for shape in ${shapes//,/ }; do
-        step "go-$shape" "${go_bench[@]}" -shapes "$shape" -peak-tflops "${PEAK_TFLOPS:-495}" -out "$out/go-$shape.md"
+        step "go-$shape" "${go_bench[@]}" -shapes "$shape" -peak-tflops "${PEAK_TFLOPS:-495}" -out "$res/go-$shape.md"
       done
       ;;
-    bf16) step go-bf16 "${go_bench[@]}" -shapes svhn -compute-dtype bfloat16 -peak-tflops "${PEAK_TFLOPS_BF16:-989}" -out "$out/go-bf16.md" ;;
-    fp32) NVIDIA_TF32_OVERRIDE=0 step go-fp32 "${go_bench[@]}" -shapes svhn -out "$out/go-fp32.md" ;;
+    bf16) step go-bf16 "${go_bench[@]}" -shapes svhn -compute-dtype bfloat16 -peak-tflops "${PEAK_TFLOPS_BF16:-989}" -out "$res/go-bf16.md" ;;
+    fp32) NVIDIA_TF32_OVERRIDE=0 step go-fp32 "${go_bench[@]}" -shapes svhn -out "$res/go-fp32.md" ;;
     dump)
       XLA_FLAGS="$XLA_FLAGS --xla_dump_to=$work/dump --xla_dump_hlo_as_text" step dump \
         "${go_bench[@]}" -shapes "${DUMP_SHAPE:-celeba64}" -methods ed -prior-iters 0
       find "$work/dump" -name '*after_optimizations.txt' -printf '%P\n' 2>/dev/null |
-        tar -C "$work/dump" -cf - -T - | xz -T0 >"$out/hlo.tar.xz"
+        tar -C "$work/dump" -cf - -T - | xz -T0 >"$res/hlo.tar.xz"
       ;;
     nhwc)
       for shape in ${shapes//,/ }; do
         XLA_FLAGS="$XLA_FLAGS --xla_gpu_force_conv_nhwc" step "go-nhwc-$shape" \
-          "${go_bench[@]}" -shapes "$shape" -peak-tflops "${PEAK_TFLOPS:-495}" -out "$out/go-nhwc-$shape.md"
+          "${go_bench[@]}" -shapes "$shape" -peak-tflops "${PEAK_TFLOPS:-495}" -out "$res/go-nhwc-$shape.md"
       done
       ;;
     *) echo "### unknown step $what (valid: check pytorch go bf16 fp32 dump nhwc)" ;;
     esac
   done
+  tar -C "$res" -cf "$out/results.tar" .
   echo "# done at $((SECONDS - start)) s"
 }
 
