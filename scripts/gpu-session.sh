@@ -84,7 +84,15 @@ run() {
   local pt_bench=(python3 scripts/lebm_bench.py --device cuda --shapes "$shapes" --batch "$batch" --iters "$iters" ${PY_FLAGS:-})
   # shellcheck disable=SC2206
   local go_bench=("$work/bin/bench-lebm" -backend "$GOMLX_BACKEND" -batch "$batch" -iters "$iters" -sampling=false ${GO_FLAGS:-})
-  local what shape
+  # go_shapes PREFIX: bench-lebm on each of SHAPES into PREFIX-SHAPE.md, in
+  # the caller's environment (XLA_FLAGS for the nhwc step).
+  go_shapes() {
+    local shape
+    for shape in ${shapes//,/ }; do
+      step "$1-$shape" "${go_bench[@]}" -shapes "$shape" -peak-tflops "${PEAK_TFLOPS:-495}" -out "$res/$1-$shape.md"
+    done
+  }
+  local what
   for what in ${STEPS:-check pytorch go bf16 fp32 dump nhwc}; do
     case $what in
     check) step check-backend "$work/bin/check-backend" -backend "$GOMLX_BACKEND" -check "$work/ref" -out "$res/check.md" ;;
@@ -92,11 +100,7 @@ run() {
       step pytorch "${pt_bench[@]}" --out "$res/pt.md"
       step pytorch-tf32 "${pt_bench[@]}" --tf32 --out "$res/pt-tf32.md"
       ;;
-    go)
-      for shape in ${shapes//,/ }; do
-        step "go-$shape" "${go_bench[@]}" -shapes "$shape" -peak-tflops "${PEAK_TFLOPS:-495}" -out "$res/go-$shape.md"
-      done
-      ;;
+    go) go_shapes go ;;
     bf16) step go-bf16 "${go_bench[@]}" -shapes svhn -compute-dtype bfloat16 -peak-tflops "${PEAK_TFLOPS_BF16:-989}" -out "$res/go-bf16.md" ;;
     fp32) NVIDIA_TF32_OVERRIDE=0 step go-fp32 "${go_bench[@]}" -shapes svhn -out "$res/go-fp32.md" ;;
     dump)
@@ -105,12 +109,7 @@ run() {
       find "$work/dump" -name '*after_optimizations.txt' -printf '%P\n' 2>/dev/null |
         tar -C "$work/dump" -cf - -T - | xz -T0 >"$res/hlo.tar.xz"
       ;;
-    nhwc)
-      for shape in ${shapes//,/ }; do
-        XLA_FLAGS="$XLA_FLAGS --xla_gpu_force_conv_nhwc" step "go-nhwc-$shape" \
-          "${go_bench[@]}" -shapes "$shape" -peak-tflops "${PEAK_TFLOPS:-495}" -out "$res/go-nhwc-$shape.md"
-      done
-      ;;
+    nhwc) XLA_FLAGS="$XLA_FLAGS --xla_gpu_force_conv_nhwc" go_shapes go-nhwc ;;
     *) echo "### unknown step $what (valid: check pytorch go bf16 fp32 dump nhwc)" ;;
     esac
   done
