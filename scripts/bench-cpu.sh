@@ -35,8 +35,9 @@ threads=$(taskset -c "$cores" nproc)
 iters=${ITERS:-5}
 simplego_iters=${SIMPLEGO_ITERS:-2}
 shapes=${SHAPES:-mnist:64 svhn:16}
-torch_py=${TORCH_PYTHON:-/usr/bin/python3}
 jax_py=${JAX_PYTHON:-/opt/jaxenv/bin/python}
+# shellcheck source=scripts/torch-env.sh
+. scripts/torch-env.sh
 
 go build -o bin/ ./cmd/bench-lebm
 raw=${out%.md}.tsv

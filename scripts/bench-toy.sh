@@ -28,13 +28,9 @@ cores=${CORES:-0}
 threads=$(taskset -c "$cores" nproc)
 steps=${STEPS:-300}
 simplego_steps=${SIMPLEGO_STEPS:-30}
-torch_py=${TORCH_PYTHON:-/usr/bin/python3}
 jax_py=${JAX_PYTHON:-/opt/jaxenv/bin/python}
-
-if ! "$torch_py" -c 'import torch' 2>/dev/null || ! ls /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch libopenblas0-pthread
-fi
+# shellcheck source=scripts/torch-env.sh
+. scripts/torch-env.sh
 
 mkdir -p bin
 go test -c -o bin/density.test ./density

@@ -5,7 +5,8 @@
 # from Xavier-normal weights with zero biases (the project's old one), for
 # each seed of SEEDS, by Go (train-toy -init) and by PyTorch
 # (scripts/toy_bench.py --check --init, for the inits of PY_INITS: a
-# PyTorch run costs 20-45 minutes of a core, a Go run 2-5), one thread each. Writes the
+# PyTorch method costs 2-6 minutes of a core with OpenBLAS, a Go run 2-5),
+# one thread each. Writes the
 # log-density MSE of each run's EMA model at the last step as a Markdown
 # table to OUT/toy-init.md. Finished runs are skipped: run it again after
 # an interruption. With DOCS (e.g. docs/results/toy-init), each finished
@@ -31,6 +32,8 @@ results=${DOCS:-$out} # where the table reads the runs from
 mkdir -p "$out/bin" "$out/pytorch" "$results/pytorch"
 go build -o "$out/bin/" ./cmd/train-toy
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# shellcheck source=scripts/torch-env.sh
+. scripts/torch-env.sh
 
 for seed in $seeds; do
   for init in $inits; do
@@ -60,7 +63,7 @@ for seed in $seeds; do
         for method in ed sm cd; do
           grep -qs "\"method\": \"$method\"" "$kept_py.partial" && continue
           echo "$(date -u +%T) pytorch $d $init seed $seed: $method"
-          /usr/bin/python3 scripts/toy_bench.py --check --check-steps "$steps" --method "$method" --data "$d" --init "$init" \
+          "$torch_py" scripts/toy_bench.py --check --check-steps "$steps" --method "$method" --data "$d" --init "$init" \
             --seed "$seed" --threads 1 --json >"$py.tmp"
           cat "$py.tmp" >>"$kept_py.partial"
         done

@@ -61,8 +61,12 @@ and the log-density MSE of the EMA model:
 with log p_data computed exactly (float64) from the set's density, as Go's
 density.LogDensityMSE. torch.manual_seed(--seed) is called before each method
 builds its model, so a --check run is reproducible for a given seed, data,
-init and thread count. With --json every line (both modes) is one JSON
-object, carrying data, init and seed.
+init and thread count. The MSE is also taken every --curve-every steps
+(default 1000; field "curve", [step, MSE] pairs ending at the last step, as
+train-toy's mse.csv); those evaluations run under torch.random.fork_rng, so
+the training and its final MSE are the same with or without them. With
+--json every line (both modes) is one JSON object, carrying data, init and
+seed.
 
 How to run (Debian's PyTorch: apt-get install python3-torch)
 -----------------------------------------------------------
@@ -423,16 +427,29 @@ def log_density_mse(net, data, n=5000):
     return (err ** 2).mean().item(), log_z.item()
 
 
-def check(method, steps, batch, data="25gaussians", init="pytorch", window=100):
-    """Trains `steps` steps; returns loss summaries and the EMA model's MSE."""
+def check(method, steps, batch, data="25gaussians", init="pytorch", window=100,
+          curve_every=0):
+    """Trains `steps` steps; returns loss summaries and the EMA model's MSE.
+
+    With curve_every > 0 the EMA model's MSE is also recorded every
+    curve_every steps (as train-toy's mse.csv). Those evaluations run under
+    fork_rng, so the training's random stream and the final value are the
+    same as without them.
+    """
     tr = Trainer(method, batch, data=data, init=init)
     losses = torch.empty(steps)
-    t0 = time.perf_counter()
+    curve = []
+    secs = 0.0
     for i in range(steps):
+        t0 = time.perf_counter()
         losses[i] = tr.step()
-    secs = time.perf_counter() - t0
+        secs += time.perf_counter() - t0
+        if curve_every > 0 and (i + 1) % curve_every == 0 and i + 1 < steps:
+            with torch.random.fork_rng():
+                curve.append([i + 1, log_density_mse(tr.ema_net, data)[0]])
     w = min(window, steps)
     mse, log_z = log_density_mse(tr.ema_net, data)
+    curve.append([steps, mse])
     return {
         "method": method,
         "data": data,
@@ -443,6 +460,7 @@ def check(method, steps, batch, data="25gaussians", init="pytorch", window=100):
         "logdens_mse_ema": mse,
         "logZ": log_z,
         "seconds": secs,
+        "curve": curve if curve_every > 0 else None,
     }
 
 
@@ -464,6 +482,8 @@ def main(argv=None):
     ap.add_argument("--check", action="store_true",
                     help="train --check-steps steps per method, print loss and MSE")
     ap.add_argument("--check-steps", type=int, default=5000)
+    ap.add_argument("--curve-every", type=int, default=1000,
+                    help="--check: also record the EMA model's MSE every this many steps (0: last only)")
     args = ap.parse_args(argv)
 
     if args.threads is not None:
@@ -480,7 +500,8 @@ def main(argv=None):
                   f" {'logdens MSE (EMA)':>18} {'logZ':>8} {'secs':>7}")
         for m in methods:
             torch.manual_seed(args.seed)
-            r = check(m, args.check_steps, args.batch, args.data, args.init)
+            r = check(m, args.check_steps, args.batch, args.data, args.init,
+                      curve_every=args.curve_every)
             if args.json:
                 print(json.dumps({"impl": "pytorch", "torch": torch.__version__,
                                   "threads": threads, "blas": blas, "seed": args.seed,
