@@ -43,7 +43,7 @@ type Series struct {
 // WriteLinePlot writes p as an 800×500 PNG with a legend. Points with a NaN
 // or infinite coordinate, and with LogY points whose y is not positive, are
 // skipped rather than failing the plot; a series left with no points is
-// omitted. Series get distinct colours, and dash patterns too once the
+// omitted, one left with a single point is drawn as a dot. Series get distinct colours, and dash patterns too once the
 // colours run out.
 func WriteLinePlot(path string, p LinePlot) error {
 	pl := plot.New()
@@ -75,7 +75,18 @@ func WriteLinePlot(path string, p LinePlot) error {
 		line.Dashes = plotutil.Dashes(i / n)
 		line.Width = vg.Points(1.5)
 		pl.Add(line)
-		pl.Legend.Add(s.Name, line)
+		var legend plot.Thumbnailer = line
+		if len(xys) == 1 {
+			// A line through one point draws nothing: mark the point.
+			mark, err := plotter.NewScatter(xys)
+			if err != nil {
+				return fmt.Errorf("plots: line plot %s: series %d (%q): %w", path, i, s.Name, err)
+			}
+			mark.GlyphStyle = draw.GlyphStyle{Color: line.Color, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
+			pl.Add(mark)
+			legend = mark
+		}
+		pl.Legend.Add(s.Name, legend)
 		for _, xy := range xys {
 			ylo, yhi = min(ylo, xy.Y), max(yhi, xy.Y)
 		}

@@ -98,6 +98,27 @@ func TestWriteLinePlot(t *testing.T) {
 	}
 }
 
+// A series of one point (a run that recorded only its end) shows as a dot
+// where the point is: here at the plot's bottom left, away from the legend,
+// which only draws a line through one point would leave blank.
+func TestWriteLinePlotMarksSinglePoints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plot.png")
+	err := WriteLinePlot(path, LinePlot{LogY: true, Series: []Series{
+		{Name: "end only", X: []float64{0}, Y: []float64{1}},
+		{Name: "curve", X: []float64{0, 10}, Y: []float64{1, 1000}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := readPNG(t, path)
+	bottomLeft := image.Rect(0, 250, 400, 500)
+	if n := countNear(img.(interface {
+		SubImage(image.Rectangle) image.Image
+	}).SubImage(bottomLeft), series0, 10); n < 20 {
+		t.Errorf("one-point series: %d pixels of its colour at the bottom left, want a dot", n)
+	}
+}
+
 func TestWriteLinePlotRejectsMismatchedSeries(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bad.png")
 	err := WriteLinePlot(path, LinePlot{Series: []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{1}}}})

@@ -6,9 +6,10 @@
 # each seed of SEEDS, by Go (train-toy -init) and by PyTorch
 # (scripts/toy_bench.py --check --init, for the inits of PY_INITS: a
 # PyTorch method costs 2-6 minutes of a core with OpenBLAS, a Go run 2-5),
-# one thread each. Writes the
-# log-density MSE of each run's EMA model at the last step as a Markdown
-# table to OUT/toy-init.md. Finished runs are skipped: run it again after
+# one thread each. Writes the log-density MSE of each run's EMA model at the
+# last step as a Markdown table, toy-init.md, and each run's MSE over the
+# steps, curves-DATA-METHOD.png (toy-studies -study init-report), into OUT
+# or DOCS (below). Finished runs are skipped: run it again after
 # an interruption. With DOCS (e.g. docs/results/toy-init), each finished
 # run's curves (mse.csv per method, PyTorch's JSON lines) are copied there
 # at once, runs whose copies DOCS holds are not run again even if OUT is
@@ -30,7 +31,7 @@ py_inits=${PY_INITS:-$inits}
 steps=${STEPS:-10000}
 results=${DOCS:-$out} # where the table reads the runs from
 mkdir -p "$out/bin" "$out/pytorch" "$results/pytorch"
-go build -o "$out/bin/" ./cmd/train-toy
+go build -o "$out/bin/" ./cmd/train-toy ./cmd/toy-studies
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # shellcheck source=scripts/torch-env.sh
 . scripts/torch-env.sh
@@ -78,32 +79,5 @@ for seed in $seeds; do
   done
 done
 
-python3 - "$results" "$steps" <<'PY' >"$out/toy-init.md"
-import csv, glob, json, os, statistics, sys
-out, steps = sys.argv[1], sys.argv[2]
-rows = {}  # (data, method, init, impl) -> [mse per seed]
-for path in glob.glob(f"{out}/go/*-s*/*/*/mse.csv"):
-    init_seed, data, method = path.split("/")[-4:-1]
-    init = init_seed.rsplit("-s", 1)[0]
-    with open(path) as f:
-        last = list(csv.DictReader(f))[-1]
-    rows.setdefault((data, method, init, "go"), []).append(float(last["log_density_mse"]))
-for path in glob.glob(f"{out}/pytorch/*.jsonl"):
-    for line in open(path):
-        r = json.loads(line)
-        rows.setdefault((r["data"], r["method"], r["init"], "pytorch"), []).append(r["logdens_mse_ema"])
-def cell(v):
-    if not v:
-        return "–"
-    return " / ".join(f"{x:.3g}" for x in v) + (f" (mean {statistics.mean(v):.3g})" if len(v) > 1 else "")
-print(f"# Toy log-density MSE after {steps} steps: PyTorch's nn.Linear init vs Xavier\n")
-print("EMA model, importance-sampled log Z, 5,000 samples; one value per seed.\n")
-print("| data | method | Go, PyTorch init | Go, Xavier init | PyTorch, PyTorch init | PyTorch, Xavier init |")
-print("|---|---|---|---|---|---|")
-for data in sorted({k[0] for k in rows}):
-    for method in ("ed", "sm", "cd"):
-        print(f"| {data} | {method} | " + " | ".join(cell(rows.get((data, method, i, impl), []))
-              for impl, i in (("go", "pytorch"), ("go", "xavier"), ("pytorch", "pytorch"), ("pytorch", "xavier"))) + " |")
-PY
-cat "$out/toy-init.md"
-if [ -n "${DOCS:-}" ]; then cp "$out/toy-init.md" "$DOCS/"; fi
+"$out/bin/toy-studies" -study init-report -init-dir "$results"
+cat "$results/toy-init.md"

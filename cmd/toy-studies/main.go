@@ -15,13 +15,17 @@
 //
 //   - tm and wm: the paper's "Effect of t, M, and w" — ED's density on a
 //     2-D toy set for each t × M (w 1) or w × M (t 1), with each cell's
-//     log-density MSE and the step at which a run diverged.
+//     log-density MSE and the step at which a run diverged;
+//
+//   - init-report: no training — the table and curves of the initialisation
+//     comparison whose runs scripts/toy-init-compare.sh keeps in -init-dir.
 //
 //     go run ./cmd/toy-studies -study mixture
 //     go run ./cmd/toy-studies -study w
 //     go run ./cmd/toy-studies -study dsm
 //     go run ./cmd/toy-studies -study tm
 //     go run ./cmd/toy-studies -study wm
+//     go run ./cmd/toy-studies -study init-report -init-dir docs/results/toy-init
 package main
 
 import (
@@ -50,7 +54,7 @@ import (
 )
 
 func main() {
-	study := flag.String("study", "mixture", "study to run: mixture or w")
+	study := flag.String("study", "mixture", "study to run: mixture, w, dsm, tm, wm or init-report")
 	out := flag.String("out", "out/studies", "output directory")
 	backendFlag := flag.String("backend", "auto", backend.FlagUsage)
 	seed := flag.Uint64("seed", 1, "random seed")
@@ -72,8 +76,15 @@ func main() {
 	gridMs := flag.String("grid-m", "1,4,32,128", "tm and wm studies: values of M")
 	gridPoints := flag.Int("grid-points", 20000, "tm and wm studies: training points")
 	gridEpochs := flag.Int("grid-epochs", 65, "tm and wm studies: epochs per cell (batches of 128; 65 of 20,000 points ≈ 10,000 steps)")
+	initDir := flag.String("init-dir", "docs/results/toy-init", "init-report: folder of scripts/toy-init-compare.sh's runs; the table and curves are written there")
 	flag.Parse()
 
+	if *study == "init-report" {
+		if err := initReport(*initDir); err != nil {
+			log.Fatalf("toy-studies: %v", err)
+		}
+		return
+	}
 	b, err := backend.OpenForCommand(*backendFlag)
 	if err != nil {
 		log.Fatalf("toy-studies: %v", err)
@@ -96,7 +107,7 @@ func main() {
 		}
 		err = gridStudy(b, *out, *seed, *study, *gridData, values, *gridMs, *gridPoints, *gridEpochs)
 	default:
-		err = fmt.Errorf("flag -study %q: want mixture, w, dsm, tm or wm", *study)
+		err = fmt.Errorf("flag -study %q: want mixture, w, dsm, tm, wm or init-report", *study)
 	}
 	if err != nil {
 		log.Fatalf("toy-studies: %v", err)
