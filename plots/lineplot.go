@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/edlebm/edlebm/atomicfile"
 
@@ -43,8 +44,10 @@ type Series struct {
 // WriteLinePlot writes p as an 800×500 PNG with a legend. Points with a NaN
 // or infinite coordinate, and with LogY points whose y is not positive, are
 // skipped rather than failing the plot; a series left with no points is
-// omitted, one left with a single point is drawn as a dot. Series get distinct colours, and dash patterns too once the
-// colours run out.
+// omitted, one left with a single point is drawn as a dot. Series get
+// distinct colours, and dash patterns too once the colours run out. The y
+// axis reaches above the data by the legend's height, so the legend (top
+// right) does not hide the curves' ends.
 func WriteLinePlot(path string, p LinePlot) error {
 	pl := plot.New()
 	pl.Title.Text = p.Title
@@ -53,10 +56,11 @@ func WriteLinePlot(path string, p LinePlot) error {
 	pl.Legend.Top = true
 	if p.LogY {
 		pl.Y.Scale = plot.LogScale{}
-		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1} // "10", not "1e+01"
+		pl.Y.Tick.Marker = logTicks{}
 	}
 
 	ylo, yhi := math.Inf(1), math.Inf(-1)
+	entries := 0 // legend entries
 	for i, s := range p.Series {
 		if len(s.X) != len(s.Y) {
 			return fmt.Errorf("plots: line plot %s: series %d (%q) has len(X) = %d, want len(Y) = %d",
@@ -87,6 +91,7 @@ func WriteLinePlot(path string, p LinePlot) error {
 			legend = mark
 		}
 		pl.Legend.Add(s.Name, legend)
+		entries++
 		for _, xy := range xys {
 			ylo, yhi = min(ylo, xy.Y), max(yhi, xy.Y)
 		}
@@ -101,8 +106,51 @@ func WriteLinePlot(path string, p LinePlot) error {
 			pl.Y.Min, pl.Y.Max = ylo/2, yhi*2
 		}
 	}
+	if entries > 0 && pl.Y.Min < pl.Y.Max {
+		// Extend the axis so that the legend's share of the height is free.
+		share := min(0.5, legendEntryShare*float64(entries))
+		room := share / (1 - share)
+		if p.LogY {
+			pl.Y.Max *= math.Pow(pl.Y.Max/pl.Y.Min, room)
+		} else {
+			pl.Y.Max += room * (pl.Y.Max - pl.Y.Min)
+		}
+	}
 
 	return writePlot(path, pl)
+}
+
+// legendEntryShare is about the share of a line plot's data area that one
+// legend entry takes, top to bottom.
+const legendEntryShare = 0.045
+
+// logTicks marks a log axis: gonum's ticks (a label at each power of ten)
+// for ranges over two decades; below that, where those leave one label or
+// none, labels at 1, 2 and 5 times powers of ten, and at every integer
+// multiple when the range is under a factor of 3.
+type logTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi/lo >= 100 {
+		return plot.LogTicks{Prec: -1}.Ticks(lo, hi) // "10", not "1e+01"
+	}
+	labelled := func(m int) bool { return m == 1 || m == 2 || m == 5 || hi/lo < 3 }
+	var ticks []plot.Tick
+	for e := int(math.Floor(math.Log10(lo))); e <= int(math.Ceil(math.Log10(hi))); e++ {
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * math.Pow10(e)
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if labelled(m) {
+				t.Label = strconv.FormatFloat(v, 'g', 3, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
 }
 
 // writePlot draws pl on an 800×500 canvas and writes it as a PNG, atomically.
