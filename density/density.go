@@ -62,6 +62,9 @@ type Config struct {
 	// MLP is the energy network; its input size is the data dimension.
 	MLP          nets.MLPConfig
 	LearningRate float64
+	// AdamEpsilon is Adam's ε: 1e-8, PyTorch's default, which the authors'
+	// code trains with (GoMLX's own default is 1e-7).
+	AdamEpsilon float64
 	// EMADecay is the decay of the parameter average used for evaluation.
 	EMADecay float64
 }
@@ -87,6 +90,7 @@ func DefaultConfig(method string) Config {
 		GWGSteps:     40,
 		MLP:          nets.ToyEnergyMLP(),
 		LearningRate: 1e-3,
+		AdamEpsilon:  1e-8,
 		EMADecay:     0.999,
 	}
 }
@@ -129,6 +133,9 @@ func (c Config) Validate() error {
 	if !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 1) {
 		return fmt.Errorf("learning rate = %v: must be a finite number > 0", c.LearningRate)
 	}
+	if !(c.AdamEpsilon > 0) || math.IsInf(c.AdamEpsilon, 1) {
+		return fmt.Errorf("Adam ε = %v: must be a finite number > 0", c.AdamEpsilon)
+	}
 	if !(c.EMADecay >= 0 && c.EMADecay < 1) {
 		return fmt.Errorf("EMA decay = %v: must be in [0, 1)", c.EMADecay)
 	}
@@ -136,8 +143,8 @@ func (c Config) Validate() error {
 }
 
 // ParamPrefix starts the name of the context parameters holding a
-// Config, except the learning rate, which is under GoMLX's own name
-// (optimizers.ParamLearningRate), where its Adam reads it.
+// Config, except Adam's learning rate and ε, which are under GoMLX's own
+// names (optimizers.ParamLearningRate, optimizers.ParamAdamEpsilon).
 const ParamPrefix = "toy_"
 
 // params binds every setting of c to its context parameter.
@@ -168,7 +175,10 @@ func (c *Config) params() []settings.Param {
 	for i := range list {
 		list[i].Key = ParamPrefix + list[i].Key
 	}
-	return append(list, settings.Param{Key: optimizers.ParamLearningRate, Ptr: &c.LearningRate})
+	return append(list,
+		settings.Param{Key: optimizers.ParamLearningRate, Ptr: &c.LearningRate},
+		// Checkpoints written before ε was a setting trained with GoMLX's 1e-7.
+		settings.Param{Key: optimizers.ParamAdamEpsilon, Ptr: &c.AdamEpsilon, Optional: true, Absent: 1e-7})
 }
 
 // WithSettings returns c with GoMLX context settings applied
@@ -328,7 +338,7 @@ func New(backend backends.Backend, cfg Config, seed int64) (*Model, error) {
 		return nil
 	}
 	m := &Model{cfg: cfg, backend: backend, ctx: ctx}
-	m.trainer = train.NewTrainer(backend, ctx, modelFn, nil, optimizers.Adam().Done(), nil, nil)
+	m.trainer = train.NewTrainer(backend, ctx, modelFn, nil, optimizers.Adam().Epsilon(cfg.AdamEpsilon).Done(), nil, nil)
 	var err error
 	m.energies, err = context.NewExec(backend, ctx, func(ctx *context.Context, x *Node) *Node {
 		return AveragedEnergy(ctx, cfg)(x)

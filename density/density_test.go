@@ -53,14 +53,14 @@ func TestLogDensityMSEFromEnergies(t *testing.T) {
 
 // TestDefaultConfigIsThePapers checks DefaultConfig against the 2-D
 // settings docs/density.md gives: the 2→128⁴→1 softplus network, Adam with
-// learning rate 1e-3, EMA 0.999, ED t = 1, M = 4, w = 1, and CD with 10
+// learning rate 1e-3 and PyTorch's ε 1e-8, EMA 0.999, ED t = 1, M = 4, w = 1, and CD with 10
 // Langevin steps of step size 0.1 (ε = 0.01) and regulariser 0.3.
 func TestDefaultConfigIsThePapers(t *testing.T) {
 	for _, method := range Methods {
 		cfg := DefaultConfig(method)
-		if cfg.Method != method || cfg.LearningRate != 1e-3 || cfg.EMADecay != 0.999 {
-			t.Errorf("DefaultConfig(%q): method %q, learning rate %v, EMA decay %v; want %q, 1e-3, 0.999",
-				method, cfg.Method, cfg.LearningRate, cfg.EMADecay, method)
+		if cfg.Method != method || cfg.LearningRate != 1e-3 || cfg.AdamEpsilon != 1e-8 || cfg.EMADecay != 0.999 {
+			t.Errorf("DefaultConfig(%q): method %q, learning rate %v, Adam ε %v, EMA decay %v; want %q, 1e-3, 1e-8 (PyTorch's), 0.999",
+				method, cfg.Method, cfg.LearningRate, cfg.AdamEpsilon, cfg.EMADecay, method)
 		}
 		if ed := cfg.ED; ed.T != 1 || ed.M != 4 || ed.W != 1 || ed.DropLogM {
 			t.Errorf("DefaultConfig(%q).ED = %+v, want t 1, M 4, w 1", method, ed)
@@ -89,6 +89,8 @@ func TestConfigValidation(t *testing.T) {
 		{"negative EMA", func(c *Config) { c.EMADecay = -0.1 }, "EMA decay = -0.1"},
 		{"infinite learning rate", func(c *Config) { c.LearningRate = math.Inf(1) }, "learning rate = +Inf"},
 		{"zero learning rate", func(c *Config) { c.LearningRate = 0 }, "learning rate = 0"},
+		{"zero Adam ε", func(c *Config) { c.AdamEpsilon = 0 }, "Adam ε = 0"},
+		{"NaN Adam ε", func(c *Config) { c.AdamEpsilon = math.NaN() }, "Adam ε = NaN"},
 		{"bad CD chain", func(c *Config) { c.Method = "cd"; c.CD.Langevin.Steps = -2 }, "steps = -2"},
 		{"DSM without noise", func(c *Config) { c.Method = "dsm" }, "noise variance = 0"},
 		{"DSM", func(c *Config) { c.Method, c.DSMVariance = "dsm", 0.5 }, ""},
@@ -124,6 +126,73 @@ func TestCheckFiniteNamesTheStep(t *testing.T) {
 // Every method, trained on N(0, 1) data, must learn an energy whose shape
 // matches x²/2 (up to a constant) where the data is — denoising score
 // matching that of the noised data N(0, 1 + t), x²/(2(1 + t)).
+// Adam's first step moves each parameter by lr·g/(|g| + ε) (its bias-
+// corrected moments are g and g²): by lr itself for every parameter whose
+// gradient is far above the default ε = 1e-8, by far less than lr when the
+// adam_epsilon setting makes ε large — so the setting reaches the optimizer.
+func TestAdamEpsilonSetsTheFirstStep(t *testing.T) {
+	const lr = 1e-3
+	x := tensors.FromFlatDataAndDimensions([]float32{-1, -0.5, 0, 0.5, 1, 1.5}, 6, 1)
+	steps := func(settings string) []float64 {
+		// CD, whose energy regulariser gives every parameter a gradient; ED's
+		// loss does not change with the output bias, whose gradient is
+		// round-off (~1e-8, where ε decides the step).
+		cfg := DefaultConfig("cd")
+		cfg.MLP = nets.MLPConfig{Hidden: []int{4}, Activation: "softplus"}
+		cfg.LearningRate = lr
+		cfg, err := cfg.WithSettings(settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, err := New(testBackend(), cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Evaluating the energy once creates and initialises the parameters.
+		context.ExecOnce(testBackend(), model.Context(), func(ctx *context.Context, x *Node) *Node {
+			return Energy(ctx, cfg)(x)
+		}, x)
+		params := func() []float64 {
+			var all []float64
+			for v := range model.Context().IterVariables() {
+				if v.Trainable && strings.HasPrefix(v.Scope(), energyScope) {
+					values, err := tensors.CopyFlatData[float32](v.MustValue())
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, p := range values {
+						all = append(all, float64(p))
+					}
+				}
+			}
+			return all
+		}
+		before := params()
+		if _, err := model.TrainStep(x); err != nil {
+			t.Fatal(err)
+		}
+		after := params()
+		if len(before) == 0 || len(after) != len(before) {
+			t.Fatalf("%d parameters before the step, %d after", len(before), len(after))
+		}
+		moves := make([]float64, len(before))
+		for i := range before {
+			moves[i] = math.Abs(after[i] - before[i])
+		}
+		return moves
+	}
+	for i, d := range steps("") {
+		if math.Abs(d-lr) > 1e-3*lr {
+			t.Errorf("ε = 1e-8: parameter %d moved by %g, want lr = %g", i, d, lr)
+		}
+	}
+	for i, d := range steps("adam_epsilon=1000") {
+		if d > lr/10 {
+			t.Errorf("ε = 1000: parameter %d moved by %g, want ≪ lr = %g", i, d, lr)
+		}
+	}
+}
+
 func TestMethodsLearnAGaussianEnergy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	data := make([]float32, 2048)
