@@ -372,6 +372,9 @@ type cellResult struct {
 	// Energies are the trained energy on the picture's grid, none for a
 	// run that diverged.
 	Energies []float `json:"grid_energies"`
+	// AdamEpsilon is the run's Adam ε, for the record (cells written
+	// before it was kept trained with GoMLX's 1e-7).
+	AdamEpsilon float64 `json:"adam_epsilon,omitempty"`
 }
 
 // float is a float64 whose JSON form also holds NaN and ±Inf (as the
@@ -424,7 +427,7 @@ func (tb *toyBench) cell(dir string, cfg density.Config, points int) (mse float6
 	if mse, gridEnergies, divergedAt, err = tb.run(cfg); err != nil {
 		return 0, nil, 0, err
 	}
-	r := cellResult{MSE: float(mse), DivergedAt: divergedAt, Energies: floats[float64, float](gridEnergies)}
+	r := cellResult{MSE: float(mse), DivergedAt: divergedAt, Energies: floats[float64, float](gridEnergies), AdamEpsilon: cfg.AdamEpsilon}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, nil, 0, err
 	}

@@ -114,8 +114,8 @@ func TestGridStudyResumesFromItsCells(t *testing.T) {
 		if err := json.Unmarshal(data, &r); err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Energies) != 48*48 {
-			t.Fatalf("%s holds %d grid energies, want 48²", path, len(r.Energies))
+		if len(r.Energies) != 48*48 || r.AdamEpsilon != 1e-8 {
+			t.Fatalf("%s holds %d grid energies and Adam ε %v, want 48² and the default 1e-8", path, len(r.Energies), r.AdamEpsilon)
 		}
 		change(&r)
 		if data, err = json.Marshal(r); err != nil {
