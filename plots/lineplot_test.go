@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -124,5 +125,39 @@ func TestWriteLinePlotRejectsMismatchedSeries(t *testing.T) {
 	err := WriteLinePlot(path, LinePlot{Series: []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{1}}}})
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), `"a"`) {
 		t.Errorf("error = %v, want one naming %s and series \"a\"", err, path)
+	}
+}
+
+// Log axes spanning less than two decades get readable labels: 1, 2 and 5
+// times powers of ten, every integer multiple under a factor of 3; wider
+// ones a label at each power of ten.
+func TestLogTicks(t *testing.T) {
+	tests := []struct {
+		lo, hi               float64
+		labelled, unlabelled string
+	}{
+		{0.8, 4.5, "1 2", "0.8 0.9 3 4"},
+		{0.5, 1.2, "0.5 0.6 0.7 0.8 0.9 1", ""},
+		{0.03, 0.5, "0.05 0.1 0.2 0.5", "0.03 0.04 0.06 0.07 0.08 0.09 0.3 0.4"},
+		{0.01, 100, "0.01 0.1 1 10 100", ""},
+	}
+	for _, tc := range tests {
+		var labelled, unlabelled []string
+		for _, tick := range (logTicks{}).Ticks(tc.lo, tc.hi) {
+			if tick.Value < tc.lo || tick.Value > tc.hi {
+				t.Errorf("[%g, %g]: tick %g outside the range", tc.lo, tc.hi, tick.Value)
+			}
+			if tick.Label != "" {
+				labelled = append(labelled, tick.Label)
+			} else if tc.hi/tc.lo < 100 {
+				unlabelled = append(unlabelled, strconv.FormatFloat(tick.Value, 'g', 3, 64))
+			}
+		}
+		if got := strings.Join(labelled, " "); got != tc.labelled {
+			t.Errorf("[%g, %g]: labels %q, want %q", tc.lo, tc.hi, got, tc.labelled)
+		}
+		if got := strings.Join(unlabelled, " "); got != tc.unlabelled {
+			t.Errorf("[%g, %g]: unlabelled ticks %q, want %q", tc.lo, tc.hi, got, tc.unlabelled)
+		}
 	}
 }
