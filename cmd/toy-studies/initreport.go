@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -51,8 +52,8 @@ func initReport(dir string) error {
 		return fmt.Errorf("flag -init-dir %s: no runs (want go/INIT-sSEED/DATA/METHOD/mse.csv or pytorch/*.jsonl)", dir)
 	}
 	slices.SortFunc(runs, func(a, b initRun) int {
-		return strings.Compare(fmt.Sprintf("%s %s %s %s %03d", a.data, a.method, a.impl, a.init, a.seed),
-			fmt.Sprintf("%s %s %s %s %03d", b.data, b.method, b.impl, b.init, b.seed))
+		return cmp.Or(strings.Compare(a.data, b.data), strings.Compare(a.method, b.method),
+			strings.Compare(a.impl, b.impl), strings.Compare(a.init, b.init), cmp.Compare(a.seed, b.seed))
 	})
 	if err := writeInitTable(filepath.Join(dir, "toy-init.md"), runs); err != nil {
 		return err
