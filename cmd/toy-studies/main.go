@@ -412,11 +412,19 @@ func floats[T, U ~float64](v []T) []U {
 	return out
 }
 
-// cell is run for one grid cell, ED trained with cfg, its result read from
-// or kept in a file in dir named by everything it depends on: the toy set,
-// the ED settings, the seed and the training points and epochs.
+// cell is run for one study cell, ED or DSM trained with cfg, its result
+// read from or kept in a file in dir named by everything it depends on: the
+// toy set, the method's settings, the seed and the training points and
+// epochs.
 func (tb *toyBench) cell(dir string, cfg density.Config, points int) (mse float64, gridEnergies []float64, divergedAt int, err error) {
-	path := filepath.Join(dir, fmt.Sprintf("%s-t%g-M%d-w%g-seed%d-points%d-epochs%d.json", tb.name, cfg.ED.T, cfg.ED.M, cfg.ED.W, tb.seed, points, tb.epochs))
+	settings := fmt.Sprintf("t%g-M%d-w%g", cfg.ED.T, cfg.ED.M, cfg.ED.W)
+	if cfg.Method != "ed" {
+		settings = fmt.Sprintf("%s-t%g", cfg.Method, cfg.DSMVariance)
+		if cfg.Method != "dsm" {
+			return 0, nil, 0, fmt.Errorf("study cell of method %q: want ed or dsm", cfg.Method)
+		}
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s-seed%d-points%d-epochs%d.json", tb.name, settings, tb.seed, points, tb.epochs))
 	if data, err := os.ReadFile(path); err == nil {
 		var r cellResult
 		if err := json.Unmarshal(data, &r); err != nil || (r.Energies != nil && len(r.Energies) != tb.grid.Size*tb.grid.Size) {
@@ -437,7 +445,9 @@ func (tb *toyBench) cell(dir string, cfg density.Config, points int) (mse float6
 // dsmStudy trains ED (t, M 4, w 1) and denoising score matching (noise
 // variance t) on points of the toy set data for every t of tsFlag, and
 // writes each run's log-density MSE against the exact density (dsm.csv,
-// dsm.png; NaN where training diverged).
+// dsm.png; NaN where training diverged) and the learned densities
+// (dsm_density.png: ED's band at the bottom, DSM's above, t increasing to
+// the right). Finished runs are kept in OUT/cells, as the grids' are.
 func dsmStudy(b backends.Backend, out string, seed uint64, data, tsFlag string, points, epochs int) error {
 	ts, err := parseFloats("-dsm-t", tsFlag)
 	if err != nil {
@@ -449,6 +459,7 @@ func dsmStudy(b backends.Backend, out string, seed uint64, data, tsFlag string, 
 	}
 	methods := []string{"ed", "dsm"}
 	series := make([]plots.Series, len(methods))
+	bands := make([][][]float64, len(methods))
 	var rows [][]float64
 	for _, t := range ts {
 		row := []float64{t}
@@ -458,7 +469,10 @@ func dsmStudy(b backends.Backend, out string, seed uint64, data, tsFlag string, 
 			if method == "dsm" {
 				cfg.DSMVariance = t
 			}
-			mse, _, divergedAt, err := tb.run(cfg)
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("flag -dsm-t: %w", err)
+			}
+			mse, energies, divergedAt, err := tb.cell(filepath.Join(out, "cells"), cfg, points)
 			if err != nil {
 				return err
 			}
@@ -466,10 +480,14 @@ func dsmStudy(b backends.Backend, out string, seed uint64, data, tsFlag string, 
 			row = append(row, mse)
 			series[i].Name = method
 			series[i].X, series[i].Y = append(series[i].X, t), append(series[i].Y, mse)
+			bands[i] = append(bands[i], scaledDensity(energies, tb.grid.Size))
 		}
 		rows = append(rows, row)
 	}
 	if err := plots.WriteCSV(filepath.Join(out, "dsm.csv"), []string{"t", "ed_mse", "dsm_mse"}, rows); err != nil {
+		return err
+	}
+	if err := writeCellPicture(filepath.Join(out, "dsm_density.png"), bands, tb.grid.Size); err != nil {
 		return err
 	}
 	return plots.WriteLinePlot(filepath.Join(out, "dsm.png"), plots.LinePlot{
@@ -512,13 +530,10 @@ func gridStudy(b backends.Backend, out string, seed uint64, kind, data, rowsFlag
 	if err != nil {
 		return fmt.Errorf("flags -grid-data %s, -grid-points %d: %w", data, points, err)
 	}
-	size := tb.grid.Size
-	cols := len(mValues)*(size+1) - 1
-	picture := make([]float64, 0, len(rowValues)*(size+1)*cols)
+	bands := make([][][]float64, len(rowValues))
 	var rows [][]float64
 	for ri, v := range rowValues {
-		cells := make([][]float64, len(mValues))
-		for ci, m := range mValues {
+		for _, m := range mValues {
 			cfg := density.DefaultConfig("ed")
 			cfg.ED = losses.EDConfig{T: 1, M: int(m), W: 1}
 			if kind == "tm" {
@@ -535,10 +550,31 @@ func gridStudy(b backends.Backend, out string, seed uint64, kind, data, rowsFlag
 			}
 			fmt.Printf("t %g, M %d, w %g: log-density MSE %.4f%s\n", cfg.ED.T, cfg.ED.M, cfg.ED.W, mse, divergence(divergedAt))
 			rows = append(rows, []float64{v, m, mse, float64(divergedAt)})
-			cells[ci] = scaledDensity(energies, size)
+			bands[ri] = append(bands[ri], scaledDensity(energies, tb.grid.Size))
 		}
-		// One band of cells (row 0 of the picture at the bottom), then a
-		// separating row except after the last band.
+	}
+	first := map[string]string{"tm": "t", "wm": "w"}[kind]
+	if err := plots.WriteCSV(filepath.Join(out, "grid_"+kind+".csv"), []string{first, "M", "mse", "diverged_at_step"}, rows); err != nil {
+		return err
+	}
+	return writeCellPicture(filepath.Join(out, "grid_"+kind+".png"), bands, tb.grid.Size)
+}
+
+// writeCellPicture draws bands of size×size cells (densities scaled to
+// [0, 1], NaN grey) as one heat map: band 0 at the bottom, like a plot's
+// y axis, each band's cells left to right, one grey row or column between
+// neighbours, 2 pixels a cell point. Every band holds the same number of
+// cells.
+func writeCellPicture(path string, bands [][][]float64, size int) error {
+	if len(bands) == 0 || len(bands[0]) == 0 {
+		return fmt.Errorf("%s: no cells to draw", path)
+	}
+	cols := len(bands[0])*(size+1) - 1
+	picture := make([]float64, 0, len(bands)*(size+1)*cols)
+	for bi, cells := range bands {
+		if len(cells) != len(bands[0]) {
+			return fmt.Errorf("%s: band %d has %d cells, band 0 %d", path, bi, len(cells), len(bands[0]))
+		}
 		for r := range size {
 			for ci, cell := range cells {
 				picture = append(picture, cell[r*size:(r+1)*size]...)
@@ -547,17 +583,13 @@ func gridStudy(b backends.Backend, out string, seed uint64, kind, data, rowsFlag
 				}
 			}
 		}
-		if ri < len(rowValues)-1 {
+		if bi < len(bands)-1 {
 			for range cols {
 				picture = append(picture, math.NaN())
 			}
 		}
 	}
-	first := map[string]string{"tm": "t", "wm": "w"}[kind]
-	if err := plots.WriteCSV(filepath.Join(out, "grid_"+kind+".csv"), []string{first, "M", "mse", "diverged_at_step"}, rows); err != nil {
-		return err
-	}
-	return plots.WriteHeatmap(filepath.Join(out, "grid_"+kind+".png"), picture, len(picture)/cols, cols, plots.HeatmapOptions{Scale: 2, Min: 0, Max: 1, RowZeroAtTop: false})
+	return plots.WriteHeatmap(path, picture, len(picture)/cols, cols, plots.HeatmapOptions{Scale: 2, Min: 0, Max: 1, RowZeroAtTop: false})
 }
 
 // scaledDensity is exp(−E) over a size×size grid scaled to maximum 1, or

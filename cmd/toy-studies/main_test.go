@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,14 +15,19 @@ import (
 )
 
 // A short DSM study writes one row per t with both methods' log-density
-// MSE — finite and positive after two epochs — and the plot; bad flags
-// are named.
+// MSE — finite and positive after two epochs — the plot and the density
+// picture (two bands, ED's and DSM's, of one cell per t); each run is kept
+// as a cell of its own, read back on a rerun; bad flags are named.
 func TestDSMStudyWritesOneRowPerT(t *testing.T) {
 	out := t.TempDir()
-	if err := dsmStudy(testutil.Backend(), out, 1, "25gaussians", "0.1,1", 512, 2); err != nil {
-		t.Fatal(err)
+	study := func() [][]string {
+		t.Helper()
+		if err := dsmStudy(testutil.Backend(), out, 1, "25gaussians", "0.1,1", 512, 2); err != nil {
+			t.Fatal(err)
+		}
+		return testutil.ReadCSV(t, filepath.Join(out, "dsm.csv"))
 	}
-	rows := testutil.ReadCSV(t, filepath.Join(out, "dsm.csv"))
+	rows := study()
 	if len(rows) != 3 || strings.Join(rows[0], ",") != "t,ed_mse,dsm_mse" || rows[1][0] != "0.1" || rows[2][0] != "1" {
 		t.Fatalf("dsm.csv = %v, want a header and rows for t = 0.1 and 1", rows)
 	}
@@ -35,6 +41,31 @@ func TestDSMStudyWritesOneRowPerT(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "dsm.png")); err != nil {
 		t.Error(err)
+	}
+	if w, h := pngSize(t, filepath.Join(out, "dsm_density.png")); w != 2*(2*48+1) || h != 2*(2*48+1) {
+		t.Errorf("dsm_density.png is %d×%d, want two bands of two 48×48 cells at 2 pixels a point", w, h)
+	}
+	dsmCell := filepath.Join(out, "cells", "25gaussians-dsm-t1-seed1-points512-epochs2.json")
+	if all, _ := filepath.Glob(filepath.Join(out, "cells", "*.json")); len(all) != 4 || !slices.Contains(all, dsmCell) {
+		t.Fatalf("cell files %v, want 4 (ED and DSM for each t), %s among them", all, dsmCell)
+	}
+	data, err := os.ReadFile(dsmCell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r cellResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	r.MSE = 123.5
+	if data, err = json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dsmCell, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again := study(); again[2][2] != "123.5" || again[2][1] != rows[2][1] || again[1][2] != rows[1][2] {
+		t.Errorf("dsm.csv after editing DSM's t = 1 cell = %v, want its MSE 123.5 and the rest as before, %v", again, rows)
 	}
 	for _, c := range []struct {
 		data, ts string
@@ -70,17 +101,8 @@ func TestGridStudyWritesEveryCell(t *testing.T) {
 			t.Errorf("row %d = %v, want w %s, M %s", i+1, r, want[i][0], want[i][1])
 		}
 	}
-	f, err := os.Open(filepath.Join(out, "grid_wm.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cfg, err := png.DecodeConfig(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if side := 2 * (2*48 + 1); cfg.Width != side || cfg.Height != side {
-		t.Errorf("grid_wm.png is %d×%d, want %d×%d", cfg.Width, cfg.Height, side, side)
+	if w, h := pngSize(t, filepath.Join(out, "grid_wm.png")); w != 2*(2*48+1) || h != 2*(2*48+1) {
+		t.Errorf("grid_wm.png is %d×%d, want two bands of two 48×48 cells at 2 pixels a point", w, h)
 	}
 	if err := gridStudy(testutil.Backend(), t.TempDir(), 1, "wm", "25gaussians", "1", "0", 256, 1); err == nil || !strings.Contains(err.Error(), "M = 0") {
 		t.Errorf("M = 0: error %v, want one naming M", err)
@@ -154,4 +176,19 @@ func TestGridStudyResumesFromItsCells(t *testing.T) {
 	if err := study(256); err == nil || !strings.Contains(err.Error(), byM["M1"]) {
 		t.Errorf("a cell file with 2 grid energies: error %v, want one naming it", err)
 	}
+}
+
+// pngSize is the width and height of the PNG file at path.
+func pngSize(t *testing.T, path string) (width, height int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Width, cfg.Height
 }
