@@ -11,7 +11,8 @@
 //
 //   - dsm: the paper's "Comparison with Denoising Score Matching" — ED
 //     (M 4, w 1) and DSM trained on a 2-D toy set for each noise scale t,
-//     and the log-density MSE of each against the exact density;
+//     the log-density MSE of each against the exact density, and both
+//     learned densities side by side;
 //
 //   - tm and wm: the paper's "Effect of t, M, and w" — ED's density on a
 //     2-D toy set for each t × M (w 1) or w × M (t 1), with each cell's
