@@ -27,8 +27,8 @@ const (
 type LinePlot struct {
 	// Title, XLabel and YLabel are the chart title and axis labels.
 	Title, XLabel, YLabel string
-	// LogY puts the y axis on a logarithmic scale.
-	LogY bool
+	// LogX and LogY put the x or the y axis on a logarithmic scale.
+	LogX, LogY bool
 	// Series are the curves, drawn in order, each in its own colour.
 	Series []Series
 }
@@ -42,8 +42,8 @@ type Series struct {
 }
 
 // WriteLinePlot writes p as an 800×500 PNG with a legend. Points with a NaN
-// or infinite coordinate, and with LogY points whose y is not positive, are
-// skipped rather than failing the plot; a series left with no points is
+// or infinite coordinate, and on a log axis points whose coordinate on it is
+// not positive, are skipped rather than failing the plot; a series left with no points is
 // omitted, one left with a single point is drawn as a dot. Series get
 // distinct colours, and dash patterns too once the colours run out. The y
 // axis reaches above the data by the legend's height, so the legend (top
@@ -54,11 +54,16 @@ func WriteLinePlot(path string, p LinePlot) error {
 	pl.X.Label.Text = p.XLabel
 	pl.Y.Label.Text = p.YLabel
 	pl.Legend.Top = true
+	if p.LogX {
+		pl.X.Scale = plot.LogScale{}
+		pl.X.Tick.Marker = logTicks{}
+	}
 	if p.LogY {
 		pl.Y.Scale = plot.LogScale{}
 		pl.Y.Tick.Marker = logTicks{}
 	}
 
+	xlo, xhi := math.Inf(1), math.Inf(-1)
 	ylo, yhi := math.Inf(1), math.Inf(-1)
 	entries := 0 // legend entries
 	for i, s := range p.Series {
@@ -66,7 +71,7 @@ func WriteLinePlot(path string, p LinePlot) error {
 			return fmt.Errorf("plots: line plot %s: series %d (%q) has len(X) = %d, want len(Y) = %d",
 				path, i, s.Name, len(s.X), len(s.Y))
 		}
-		xys := drawablePoints(s, p.LogY)
+		xys := drawablePoints(s, p.LogX, p.LogY)
 		if len(xys) == 0 {
 			continue
 		}
@@ -93,18 +98,15 @@ func WriteLinePlot(path string, p LinePlot) error {
 		pl.Legend.Add(s.Name, legend)
 		entries++
 		for _, xy := range xys {
+			xlo, xhi = min(xlo, xy.X), max(xhi, xy.X)
 			ylo, yhi = min(ylo, xy.Y), max(yhi, xy.Y)
 		}
 	}
+	if p.LogX {
+		padLogAxis(&pl.X, xlo, xhi)
+	}
 	if p.LogY {
-		// gonum pads an empty or one-value axis by ±1, which can reach zero or
-		// below and make the log scale panic; pad by a factor instead.
-		switch {
-		case ylo > yhi:
-			pl.Y.Min, pl.Y.Max = 1, 10
-		case ylo == yhi:
-			pl.Y.Min, pl.Y.Max = ylo/2, yhi*2
-		}
+		padLogAxis(&pl.Y, ylo, yhi)
 	}
 	if entries > 0 && pl.Y.Min < pl.Y.Max {
 		// Extend the axis so that the legend's share of the height is free.
@@ -118,6 +120,18 @@ func WriteLinePlot(path string, p LinePlot) error {
 	}
 
 	return writePlot(path, pl)
+}
+
+// padLogAxis sets the range of a log axis whose data are empty (lo > hi)
+// or one value: gonum pads such an axis by ±1, which can reach zero or
+// below and make the log scale panic, so pad by a factor instead.
+func padLogAxis(axis *plot.Axis, lo, hi float64) {
+	switch {
+	case lo > hi:
+		axis.Min, axis.Max = 1, 10
+	case lo == hi:
+		axis.Min, axis.Max = lo/2, hi*2
+	}
 }
 
 // legendEntryShare is about the share of a line plot's data area that one
@@ -167,12 +181,12 @@ func writePlot(path string, pl *plot.Plot) error {
 }
 
 // drawablePoints returns the points of s that can be drawn: both coordinates
-// finite and, on a log y axis, y positive.
-func drawablePoints(s Series, logY bool) plotter.XYs {
+// finite and, on a log axis, positive.
+func drawablePoints(s Series, logX, logY bool) plotter.XYs {
 	xys := make(plotter.XYs, 0, len(s.X))
 	for j, x := range s.X {
 		y := s.Y[j]
-		if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) || (logY && y <= 0) {
+		if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) || (logX && x <= 0) || (logY && y <= 0) {
 			continue
 		}
 		xys = append(xys, plotter.XY{X: x, Y: y})

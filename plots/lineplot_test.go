@@ -66,6 +66,22 @@ func TestWriteLinePlot(t *testing.T) {
 			wantColors: []color.RGBA{series0},
 		},
 		{
+			name: "log x skips non-positive x",
+			plot: LinePlot{LogX: true, LogY: true, Series: []Series{
+				{Name: "x not positive", X: []float64{0, -1}, Y: []float64{1, 2}},
+				{Name: "positive", X: []float64{0, 0.1, 1, 10}, Y: []float64{5, 1, 2, 3}},
+			}},
+			wantColors: []color.RGBA{series1},
+			noColors:   []color.RGBA{series0},
+		},
+		{
+			name: "log x single value",
+			plot: LinePlot{LogX: true, Series: []Series{
+				{Name: "one x", X: []float64{3, 3}, Y: []float64{1, 2}},
+			}},
+			wantColors: []color.RGBA{series0},
+		},
+		{
 			name: "log y without drawable points",
 			plot: LinePlot{LogY: true, Title: "empty", Series: []Series{
 				{Name: "none", X: []float64{0}, Y: []float64{0}},
@@ -159,5 +175,31 @@ func TestLogTicks(t *testing.T) {
 		if got := strings.Join(unlabelled, " "); got != tc.unlabelled {
 			t.Errorf("[%g, %g]: unlabelled ticks %q, want %q", tc.lo, tc.hi, got, tc.unlabelled)
 		}
+	}
+}
+
+// On a log x axis from 0.01 to 100, x = 1 is half way across: a one-point
+// series there shows as a dot in the middle columns, where a linear axis
+// would put it at a hundredth of the width, against the left edge.
+func TestWriteLinePlotLogX(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plot.png")
+	err := WriteLinePlot(path, LinePlot{LogX: true, Series: []Series{
+		{Name: "at x = 1", X: []float64{1}, Y: []float64{0}},
+		{Name: "span", X: []float64{0.01, 100}, Y: []float64{1, 1}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := readPNG(t, path)
+	sub := func(r image.Rectangle) image.Image {
+		return img.(interface {
+			SubImage(image.Rectangle) image.Image
+		}).SubImage(r)
+	}
+	if n := countNear(sub(image.Rect(330, 250, 530, 500)), series0, 10); n < 20 {
+		t.Errorf("x = 1: %d pixels of its colour in the middle columns, want the dot", n)
+	}
+	if n := countNear(sub(image.Rect(0, 250, 200, 500)), series0, 10); n != 0 {
+		t.Errorf("x = 1: %d pixels of its colour at the left, want none", n)
 	}
 }

@@ -493,7 +493,7 @@ func dsmStudy(b backends.Backend, out string, seed uint64, data, tsFlag string, 
 	}
 	return plots.WriteLinePlot(filepath.Join(out, "dsm.png"), plots.LinePlot{
 		Title:  fmt.Sprintf("%s: log-density MSE against the noise scale t (%d epochs of %d points)", data, epochs, points),
-		XLabel: "t", YLabel: "log-density MSE", LogY: true, Series: series,
+		XLabel: "t", YLabel: "log-density MSE", LogX: true, LogY: true, Series: series,
 	})
 }
 
