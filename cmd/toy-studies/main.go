@@ -18,6 +18,10 @@
 //     2-D toy set for each t × M (w 1) or w × M (t 1), with each cell's
 //     log-density MSE and the step at which a run diverged;
 //
+//   - divergence: the same paper section's "w = 0 diverges within 100
+//     steps" — ED's batch loss at every step of short runs for each w × M,
+//     and the densities they end with;
+//
 //   - init-report: no training — the table and curves of the initialisation
 //     comparison whose runs scripts/toy-init-compare.sh keeps in -init-dir.
 //
@@ -26,6 +30,7 @@
 //     go run ./cmd/toy-studies -study dsm
 //     go run ./cmd/toy-studies -study tm
 //     go run ./cmd/toy-studies -study wm
+//     go run ./cmd/toy-studies -study divergence
 //     go run ./cmd/toy-studies -study init-report -init-dir docs/results/toy-init
 package main
 
@@ -55,7 +60,7 @@ import (
 )
 
 func main() {
-	study := flag.String("study", "mixture", "study to run: mixture, w, dsm, tm, wm or init-report")
+	study := flag.String("study", "mixture", "study to run: mixture, w, dsm, tm, wm, divergence or init-report")
 	out := flag.String("out", "out/studies", "output directory")
 	backendFlag := flag.String("backend", "auto", backend.FlagUsage)
 	seed := flag.Uint64("seed", 1, "random seed")
@@ -73,10 +78,11 @@ func main() {
 	dsmPoints := flag.Int("dsm-points", 20000, "dsm study: training points")
 	dsmEpochs := flag.Int("dsm-epochs", 130, "dsm study: epochs per run (batches of 128; 130 epochs of 20,000 points ≈ 20,000 steps: ED on 25gaussians needs ≈ 10,000 to settle)")
 	gridData := flag.String("grid-data", "25gaussians", "tm and wm studies: toy set with an exact density")
-	gridValues := flag.String("grid-values", "", "tm study: values of t (default 0.0025,0.25,1,4); wm study: values of w (default 0,0.25,1)")
+	gridValues := flag.String("grid-values", "", "tm study: values of t (default 0.0025,0.25,1,4); wm study: values of w (default 0,0.25,1); divergence study: values of w (default 0,1)")
 	gridMs := flag.String("grid-m", "1,4,32,128", "tm and wm studies: values of M")
 	gridPoints := flag.Int("grid-points", 20000, "tm and wm studies: training points")
 	gridEpochs := flag.Int("grid-epochs", 65, "tm and wm studies: epochs per cell (batches of 128; 65 of 20,000 points ≈ 10,000 steps)")
+	divEpochs := flag.Int("div-epochs", 7, "divergence study: epochs per run (on -grid-data, -grid-points, -grid-m; 7 of 20,000 points ≈ 1,100 steps)")
 	initDir := flag.String("init-dir", "docs/results/toy-init", "init-report: folder of scripts/toy-init-compare.sh's runs; the table and curves are written there")
 	flag.Parse()
 
@@ -101,14 +107,18 @@ func main() {
 		err = wStudy(b, *out, *seed, *ws, *epochs, *wLR)
 	case "dsm":
 		err = dsmStudy(b, *out, *seed, *dsmData, *dsmTs, *dsmPoints, *dsmEpochs)
-	case "tm", "wm":
+	case "tm", "wm", "divergence":
 		values := *gridValues
 		if values == "" {
-			values = map[string]string{"tm": "0.0025,0.25,1,4", "wm": "0,0.25,1"}[*study]
+			values = map[string]string{"tm": "0.0025,0.25,1,4", "wm": "0,0.25,1", "divergence": "0,1"}[*study]
 		}
-		err = gridStudy(b, *out, *seed, *study, *gridData, values, *gridMs, *gridPoints, *gridEpochs)
+		if *study == "divergence" {
+			err = divergenceStudy(b, *out, *seed, *gridData, values, *gridMs, *gridPoints, *divEpochs)
+		} else {
+			err = gridStudy(b, *out, *seed, *study, *gridData, values, *gridMs, *gridPoints, *gridEpochs)
+		}
 	default:
-		err = fmt.Errorf("flag -study %q: want mixture, w, dsm, tm, wm or init-report", *study)
+		err = fmt.Errorf("flag -study %q: want mixture, w, dsm, tm, wm, divergence or init-report", *study)
 	}
 	if err != nil {
 		log.Fatalf("toy-studies: %v", err)
@@ -559,6 +569,96 @@ func gridStudy(b backends.Backend, out string, seed uint64, kind, data, rowsFlag
 		return err
 	}
 	return writeCellPicture(filepath.Join(out, "grid_"+kind+".png"), bands, tb.grid.Size)
+}
+
+// divergenceSteps are the steps whose batch loss the divergence study
+// tabulates.
+var divergenceSteps = []int{1, 10, 100, 1000}
+
+// divergenceStudy tests the paper's "w = 0 and small M diverge within 100
+// optimisation steps": ED (t 1) trained for a few epochs on the toy set
+// data for every w of wsFlag and M of msFlag, recording the batch loss of
+// every step. With w > 0 the loss is bounded below by log(w/M); with w = 0
+// nothing bounds it, and divergence shows as the loss running off towards
+// −∞ long before it stops being a finite float32. Writes divergence.csv
+// (per run: the loss at divergenceSteps, NaN past the run's end, the
+// lowest loss and the step of the first non-finite loss, 0 if none),
+// divergence_losses.csv and .png (every step's loss, log step axis) and
+// divergence_density.png (each run's final density, a band per w from
+// the bottom, M increasing to the right).
+func divergenceStudy(b backends.Backend, out string, seed uint64, data, wsFlag, msFlag string, points, epochs int) error {
+	ws, err := parseFloats("-grid-values", wsFlag)
+	if err != nil {
+		return err
+	}
+	ms, err := parseFloats("-grid-m", msFlag)
+	if err != nil {
+		return err
+	}
+	tb, err := newToyBench(b, data, seed, points, epochs)
+	if err != nil {
+		return fmt.Errorf("flags -grid-data %s, -grid-points %d: %w", data, points, err)
+	}
+	header := []string{"w", "M"}
+	for _, step := range divergenceSteps {
+		header = append(header, fmt.Sprintf("loss_step%d", step))
+	}
+	header = append(header, "lowest_loss", "nonfinite_at_step")
+	var rows, curveRows [][]float64
+	var series []plots.Series
+	bands := make([][][]float64, len(ws))
+	for wi, w := range ws {
+		for _, m := range ms {
+			cfg := density.DefaultConfig("ed")
+			cfg.ED = losses.EDConfig{T: 1, M: int(m), W: w}
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("flags -grid-values, -grid-m: %w", err)
+			}
+			history, energies, err := density.TrainOnPoints(tb.b, cfg, int64(seed), tb.train, 2, studyBatch, epochs, tb.grid.Points())
+			nonFiniteAt := 0
+			if errors.Is(err, density.ErrNonFinite) {
+				nonFiniteAt, energies = len(history), nil
+			} else if err != nil {
+				return err
+			}
+			row := []float64{w, m}
+			for _, step := range divergenceSteps {
+				row = append(row, stepLoss(history, step))
+			}
+			lowest := math.Inf(1)
+			curve := plots.Series{Name: fmt.Sprintf("w %g, M %d", w, cfg.ED.M)}
+			for i, loss := range history {
+				lowest = math.Min(lowest, loss)
+				curve.X, curve.Y = append(curve.X, float64(i+1)), append(curve.Y, loss)
+				curveRows = append(curveRows, []float64{w, m, float64(i + 1), loss})
+			}
+			rows = append(rows, append(row, lowest, float64(nonFiniteAt)))
+			series = append(series, curve)
+			bands[wi] = append(bands[wi], scaledDensity(energies, tb.grid.Size))
+			fmt.Printf("w %g, M %d: loss at steps %v: %.4g; lowest %.4g%s\n", w, cfg.ED.M, divergenceSteps, row[2:], lowest, divergence(nonFiniteAt))
+		}
+	}
+	if err := plots.WriteCSV(filepath.Join(out, "divergence.csv"), header, rows); err != nil {
+		return err
+	}
+	if err := plots.WriteCSV(filepath.Join(out, "divergence_losses.csv"), []string{"w", "M", "step", "loss"}, curveRows); err != nil {
+		return err
+	}
+	if err := writeCellPicture(filepath.Join(out, "divergence_density.png"), bands, tb.grid.Size); err != nil {
+		return err
+	}
+	return plots.WriteLinePlot(filepath.Join(out, "divergence_losses.png"), plots.LinePlot{
+		Title:  fmt.Sprintf("%s: ED's batch loss (t 1) for each w and M", data),
+		XLabel: "step", YLabel: "batch loss", LogX: true, Series: series,
+	})
+}
+
+// stepLoss is the loss of step (1-based) in history, NaN past its end.
+func stepLoss(history []float64, step int) float64 {
+	if step > len(history) {
+		return math.NaN()
+	}
+	return history[step-1]
 }
 
 // writeCellPicture draws bands of size×size cells (densities scaled to

@@ -82,6 +82,63 @@ func TestDSMStudyWritesOneRowPerT(t *testing.T) {
 	}
 }
 
+// A short divergence study (12 steps a run) writes one row per w × M with
+// the losses at steps 1 and 10 (100 and 1000: NaN, past the end) and every
+// step's loss; with w = 1 no loss is below the bound log(w/M) that the
+// stabiliser puts under the loss, and the lowest loss is the lowest step's.
+func TestDivergenceStudyRecordsEveryStep(t *testing.T) {
+	out := t.TempDir()
+	if err := divergenceStudy(testutil.Backend(), out, 1, "25gaussians", "0,1", "1,4", 256, 6); err != nil {
+		t.Fatal(err)
+	}
+	rows := testutil.ReadCSV(t, filepath.Join(out, "divergence.csv"))
+	want := "w,M,loss_step1,loss_step10,loss_step100,loss_step1000,lowest_loss,nonfinite_at_step"
+	if len(rows) != 5 || strings.Join(rows[0], ",") != want {
+		t.Fatalf("divergence.csv = %v, want the header %s and 4 runs", rows, want)
+	}
+	curves := testutil.ReadCSV(t, filepath.Join(out, "divergence_losses.csv"))
+	if len(curves) != 1+4*12 {
+		t.Fatalf("divergence_losses.csv has %d rows, want a header and 12 steps of 4 runs", len(curves))
+	}
+	parse := func(s string) float64 {
+		t.Helper()
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for i, r := range rows[1:] {
+		w, m := parse(r[0]), parse(r[1])
+		if r[4] != "NaN" || r[5] != "NaN" || r[7] != "0" {
+			t.Errorf("run w %v, M %v: %v, want NaN losses past step 12 and no non-finite step", w, m, r)
+		}
+		lowest := math.Inf(1)
+		for _, c := range curves[1+12*i : 1+12*(i+1)] {
+			if parse(c[0]) != w || parse(c[1]) != m {
+				t.Fatalf("loss row %v under run w %v, M %v", c, w, m)
+			}
+			loss := parse(c[3])
+			lowest = math.Min(lowest, loss)
+			if c[2] == "1" && loss != parse(r[2]) || c[2] == "10" && loss != parse(r[3]) {
+				t.Errorf("run w %v, M %v: step %s's loss %v differs from the table's %v", w, m, c[2], loss, r[2:4])
+			}
+			if w > 0 && loss < math.Log(w/m)-1e-5 {
+				t.Errorf("run w %v, M %v, step %s: loss %v below the bound log(w/M) = %v", w, m, c[2], loss, math.Log(w/m))
+			}
+		}
+		if got := parse(r[6]); math.Abs(got-lowest) > 1e-12*math.Abs(lowest) {
+			t.Errorf("run w %v, M %v: lowest loss %v, want the lowest step's %v", w, m, got, lowest)
+		}
+	}
+	if w, h := pngSize(t, filepath.Join(out, "divergence_density.png")); w != 2*(2*48+1) || h != 2*(2*48+1) {
+		t.Errorf("divergence_density.png is %d×%d, want two bands of two 48×48 cells", w, h)
+	}
+	if _, err := os.Stat(filepath.Join(out, "divergence_losses.png")); err != nil {
+		t.Error(err)
+	}
+}
+
 // A 2×2 grid: one row per t, one column per M in the table, and a
 // picture of two bands of two 48×48 cells with grey separators (2 pixels
 // a cell); w = 0 with M = 1, the paper's unstable corner, is recorded
