@@ -29,6 +29,11 @@ type LinePlot struct {
 	Title, XLabel, YLabel string
 	// LogX and LogY put the x or the y axis on a logarithmic scale.
 	LogX, LogY bool
+	// SymLogY puts the y axis on a symmetric logarithmic scale, linear
+	// within ±1 and logarithmic beyond, for values of both signs over many
+	// decades (a loss running off to −10⁹ beside losses near 0). LogY wins
+	// if both are set.
+	SymLogY bool
 	// Series are the curves, drawn in order, each in its own colour.
 	Series []Series
 }
@@ -61,6 +66,9 @@ func WriteLinePlot(path string, p LinePlot) error {
 	if p.LogY {
 		pl.Y.Scale = plot.LogScale{}
 		pl.Y.Tick.Marker = logTicks{}
+	} else if p.SymLogY {
+		pl.Y.Scale = symLogScale{}
+		pl.Y.Tick.Marker = symLogTicks{}
 	}
 
 	xlo, xhi := math.Inf(1), math.Inf(-1)
@@ -112,9 +120,12 @@ func WriteLinePlot(path string, p LinePlot) error {
 		// Extend the axis so that the legend's share of the height is free.
 		share := min(0.5, legendEntryShare*float64(entries))
 		room := share / (1 - share)
-		if p.LogY {
+		switch {
+		case p.LogY:
 			pl.Y.Max *= math.Pow(pl.Y.Max/pl.Y.Min, room)
-		} else {
+		case p.SymLogY:
+			pl.Y.Max = symLogInverse(symLog(pl.Y.Max) + room*(symLog(pl.Y.Max)-symLog(pl.Y.Min)))
+		default:
 			pl.Y.Max += room * (pl.Y.Max - pl.Y.Min)
 		}
 	}
@@ -162,6 +173,58 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 				t.Label = strconv.FormatFloat(v, 'g', 3, 64)
 			}
 			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+// symLog is sign(v)·log₁₀(1 + |v|): the identity's slope near 0 and
+// log₁₀|v| for large |v|, odd and increasing.
+func symLog(v float64) float64 {
+	return math.Copysign(math.Log10(1+math.Abs(v)), v)
+}
+
+// symLogInverse is symLog's inverse.
+func symLogInverse(u float64) float64 {
+	return math.Copysign(math.Pow(10, math.Abs(u))-1, u)
+}
+
+// symLogScale is a plot.Normalizer that places values by symLog.
+type symLogScale struct{}
+
+// Normalize implements plot.Normalizer.
+func (symLogScale) Normalize(lo, hi, v float64) float64 {
+	return (symLog(v) - symLog(lo)) / (symLog(hi) - symLog(lo))
+}
+
+// symLogTicks marks a symmetric log axis at 0 and ±10ᵏ (k ≥ 0), labelling
+// every power when there are few and every second or third when many.
+type symLogTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (symLogTicks) Ticks(lo, hi float64) []plot.Tick {
+	var values []float64
+	if lo <= 0 && hi >= 0 {
+		values = append(values, 0)
+	}
+	for e := 0; e <= 308; e++ {
+		v := math.Pow10(e)
+		if v > max(-lo, hi) {
+			break
+		}
+		if v <= hi {
+			values = append(values, v)
+		}
+		if -v >= lo {
+			values = append(values, -v)
+		}
+	}
+	every := 1 + len(values)/12 // about a dozen labels at most
+	ticks := make([]plot.Tick, len(values))
+	for i, v := range values {
+		ticks[i].Value = v
+		if e := int(math.Round(math.Log10(math.Abs(v)))); v == 0 || e%every == 0 {
+			ticks[i].Label = strconv.FormatFloat(v, 'g', 3, 64)
 		}
 	}
 	return ticks

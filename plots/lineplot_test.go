@@ -203,3 +203,66 @@ func TestWriteLinePlotLogX(t *testing.T) {
 		t.Errorf("x = 1: %d pixels of its colour at the left, want none", n)
 	}
 }
+
+// On a symmetric log y axis a level at −10⁴ beside a curve from 1 down to
+// −10⁹ sits about half way down the data area (log₁₀ 10⁴ of ≈ 9 decades),
+// where a linear axis draws it against 0, at the top.
+func TestWriteLinePlotSymLogY(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plot.png")
+	err := WriteLinePlot(path, LinePlot{SymLogY: true, Series: []Series{
+		{Name: "level", X: []float64{0, 1}, Y: []float64{-1e4, -1e4}},
+		{Name: "runaway", X: []float64{0, 0.5, 1}, Y: []float64{1, -10, -1e9}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := readPNG(t, path)
+	// Columns left of the legend (top right), where its sample line is.
+	rows := func(top, bottom int) int {
+		return countNear(img.(interface {
+			SubImage(image.Rectangle) image.Image
+		}).SubImage(image.Rect(0, top, 600, bottom)), series0, 10)
+	}
+	if n := rows(170, 330); n < 100 {
+		t.Errorf("−10⁴: %d pixels of its colour in the middle rows, want its line", n)
+	}
+	if n := rows(0, 120) + rows(380, 500); n != 0 {
+		t.Errorf("−10⁴: %d pixels of its colour near the top or bottom, want none", n)
+	}
+}
+
+// symLog is odd, the identity's slope at 0, log₁₀ for large values, and
+// symLogInverse undoes it; the ticks are 0 and the powers of ten in range,
+// with at most about a dozen labels.
+func TestSymLog(t *testing.T) {
+	for _, v := range []float64{0, 1e-3, 0.5, 1, 9, 1e4, 1e9} {
+		if got := symLog(-v); got != -symLog(v) {
+			t.Errorf("symLog(−%v) = %v, want −symLog(%v) = %v", v, got, v, -symLog(v))
+		}
+		if back := symLogInverse(symLog(v)); math.Abs(back-v) > 1e-9*max(1, v) {
+			t.Errorf("symLogInverse(symLog(%v)) = %v", v, back)
+		}
+	}
+	if got := symLog(9); got != 1 {
+		t.Errorf("symLog(9) = %v, want log₁₀ 10 = 1", got)
+	}
+	if got := symLog(1e-6) / 1e-6; math.Abs(got-1/math.Ln10) > 1e-6 {
+		t.Errorf("symLog'(0) ≈ %v, want 1/ln 10", got)
+	}
+	ticks := symLogTicks{}.Ticks(-2e9, 5)
+	var values []string
+	labels := 0
+	for _, tk := range ticks {
+		values = append(values, strconv.FormatFloat(tk.Value, 'g', -1, 64))
+		if tk.Label != "" {
+			labels++
+		}
+	}
+	want := "0 1 -1 -10 -100 -1000 -10000 -100000 -1e+06 -1e+07 -1e+08 -1e+09"
+	if got := strings.Join(values, " "); got != want {
+		t.Errorf("ticks on [−2·10⁹, 5] at %s, want %s", got, want)
+	}
+	if labels < 4 || labels > 13 {
+		t.Errorf("%d labelled ticks, want between 4 and 13", labels)
+	}
+}

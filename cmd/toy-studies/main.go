@@ -573,7 +573,7 @@ func gridStudy(b backends.Backend, out string, seed uint64, kind, data, rowsFlag
 
 // divergenceSteps are the steps whose batch loss the divergence study
 // tabulates.
-var divergenceSteps = []int{1, 10, 100, 1000}
+var divergenceSteps = []int{1, 10, 100, 1000, 10000}
 
 // divergenceStudy tests the paper's "w = 0 and small M diverge within 100
 // optimisation steps": ED (t 1) trained for a few epochs on the toy set
@@ -583,7 +583,8 @@ var divergenceSteps = []int{1, 10, 100, 1000}
 // −∞ long before it stops being a finite float32. Writes divergence.csv
 // (per run: the loss at divergenceSteps, NaN past the run's end, the
 // lowest loss and the step of the first non-finite loss, 0 if none),
-// divergence_losses.csv and .png (every step's loss, log step axis) and
+// divergence_losses.csv and .png (every step's loss; log step axis,
+// symmetric log loss axis) and
 // divergence_density.png (each run's final density, a band per w from
 // the bottom, M increasing to the right).
 func divergenceStudy(b backends.Backend, out string, seed uint64, data, wsFlag, msFlag string, points, epochs int) error {
@@ -649,7 +650,7 @@ func divergenceStudy(b backends.Backend, out string, seed uint64, data, wsFlag, 
 	}
 	return plots.WriteLinePlot(filepath.Join(out, "divergence_losses.png"), plots.LinePlot{
 		Title:  fmt.Sprintf("%s: ED's batch loss (t 1) for each w and M", data),
-		XLabel: "step", YLabel: "batch loss", LogX: true, Series: series,
+		XLabel: "step", YLabel: "batch loss", LogX: true, SymLogY: true, Series: series,
 	})
 }
 

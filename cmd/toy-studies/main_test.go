@@ -83,7 +83,7 @@ func TestDSMStudyWritesOneRowPerT(t *testing.T) {
 }
 
 // A short divergence study (12 steps a run) writes one row per w × M with
-// the losses at steps 1 and 10 (100 and 1000: NaN, past the end) and every
+// the losses at steps 1 and 10 (100 to 10,000: NaN, past the end) and every
 // step's loss; with w = 1 no loss is below the bound log(w/M) that the
 // stabiliser puts under the loss, and the lowest loss is the lowest step's.
 func TestDivergenceStudyRecordsEveryStep(t *testing.T) {
@@ -92,7 +92,7 @@ func TestDivergenceStudyRecordsEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := testutil.ReadCSV(t, filepath.Join(out, "divergence.csv"))
-	want := "w,M,loss_step1,loss_step10,loss_step100,loss_step1000,lowest_loss,nonfinite_at_step"
+	want := "w,M,loss_step1,loss_step10,loss_step100,loss_step1000,loss_step10000,lowest_loss,nonfinite_at_step"
 	if len(rows) != 5 || strings.Join(rows[0], ",") != want {
 		t.Fatalf("divergence.csv = %v, want the header %s and 4 runs", rows, want)
 	}
@@ -110,7 +110,7 @@ func TestDivergenceStudyRecordsEveryStep(t *testing.T) {
 	}
 	for i, r := range rows[1:] {
 		w, m := parse(r[0]), parse(r[1])
-		if r[4] != "NaN" || r[5] != "NaN" || r[7] != "0" {
+		if r[4] != "NaN" || r[5] != "NaN" || r[6] != "NaN" || r[8] != "0" {
 			t.Errorf("run w %v, M %v: %v, want NaN losses past step 12 and no non-finite step", w, m, r)
 		}
 		lowest := math.Inf(1)
@@ -127,7 +127,7 @@ func TestDivergenceStudyRecordsEveryStep(t *testing.T) {
 				t.Errorf("run w %v, M %v, step %s: loss %v below the bound log(w/M) = %v", w, m, c[2], loss, math.Log(w/m))
 			}
 		}
-		if got := parse(r[6]); math.Abs(got-lowest) > 1e-12*math.Abs(lowest) {
+		if got := parse(r[7]); math.Abs(got-lowest) > 1e-12*math.Abs(lowest) {
 			t.Errorf("run w %v, M %v: lowest loss %v, want the lowest step's %v", w, m, got, lowest)
 		}
 	}
