@@ -1,8 +1,6 @@
 package main
 
 import (
-	"image"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -419,7 +417,7 @@ func TestAttributeGridOnCelebA(t *testing.T) {
 	if samples.N != 5 || len(samples.Pixels) != 5*64*64*3 {
 		t.Errorf("generated %d images in %d values, want 5 in 5·64·64·3", samples.N, len(samples.Pixels))
 	}
-	if grid := pngSize(t, filepath.Join(gen, "samples.png")); grid.Width < 5*64 || grid.Width >= 6*64 || grid.Height >= 2*64 {
+	if grid := testutil.PNGConfig(t, filepath.Join(gen, "samples.png")); grid.Width < 5*64 || grid.Width >= 6*64 || grid.Height >= 2*64 {
 		t.Errorf("sample grid %d×%d pixels, want one row of five 64×64 images", grid.Width, grid.Height)
 	}
 	o := options{runDir: runDir, data: "celeba64", dataDir: root, backend: testutil.BackendName(), reconN: 4, batch: 4, chains: 2, chainSteps: 100,
@@ -427,7 +425,7 @@ func TestAttributeGridOnCelebA(t *testing.T) {
 	if err := run(o); err != nil {
 		t.Fatal(err)
 	}
-	cfgPNG := pngSize(t, filepath.Join(runDir, "eval", "attribute_Smiling.png"))
+	cfgPNG := testutil.PNGConfig(t, filepath.Join(runDir, "eval", "attribute_Smiling.png"))
 	// Three 64-pixel columns and two rows, with whatever border the grid draws.
 	if cfgPNG.Width < 3*64 || cfgPNG.Width >= 4*64 || cfgPNG.Height < 2*64 || cfgPNG.Height >= 3*64 {
 		t.Errorf("attribute grid is %d×%d pixels, want 3 columns × 2 rows of 64×64 images", cfgPNG.Width, cfgPNG.Height)
@@ -574,21 +572,6 @@ func TestMapBatchesCoversPartialBatch(t *testing.T) {
 	if _, err := mapBatches(set, 6, 2, "doubled", double); err == nil || !strings.Contains(err.Error(), "6 images requested") {
 		t.Errorf("6 of 5 images: error %v", err)
 	}
-}
-
-// pngSize reads the width and height of the PNG at path.
-func pngSize(t *testing.T, path string) image.Config {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cfg, err := png.DecodeConfig(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return cfg
 }
 
 // Each numeric flag's range at its boundary: the last good value passes,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -42,8 +41,8 @@ func TestDSMStudyWritesOneRowPerT(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "dsm.png")); err != nil {
 		t.Error(err)
 	}
-	if w, h := pngSize(t, filepath.Join(out, "dsm_density.png")); w != 2*(2*48+1) || h != 2*(2*48+1) {
-		t.Errorf("dsm_density.png is %d×%d, want two bands of two 48×48 cells at 2 pixels a point", w, h)
+	if cfg := testutil.PNGConfig(t, filepath.Join(out, "dsm_density.png")); cfg.Width != 2*(2*48+1) || cfg.Height != 2*(2*48+1) {
+		t.Errorf("dsm_density.png is %d×%d, want two bands of two 48×48 cells at 2 pixels a point", cfg.Width, cfg.Height)
 	}
 	dsmCell := filepath.Join(out, "cells", "25gaussians-dsm-t1-seed1-points512-epochs2.json")
 	if all, _ := filepath.Glob(filepath.Join(out, "cells", "*.json")); len(all) != 4 || !slices.Contains(all, dsmCell) {
@@ -131,8 +130,8 @@ func TestDivergenceStudyRecordsEveryStep(t *testing.T) {
 			t.Errorf("run w %v, M %v: lowest loss %v, want the lowest step's %v", w, m, got, lowest)
 		}
 	}
-	if w, h := pngSize(t, filepath.Join(out, "divergence_density.png")); w != 2*(2*48+1) || h != 2*(2*48+1) {
-		t.Errorf("divergence_density.png is %d×%d, want two bands of two 48×48 cells", w, h)
+	if cfg := testutil.PNGConfig(t, filepath.Join(out, "divergence_density.png")); cfg.Width != 2*(2*48+1) || cfg.Height != 2*(2*48+1) {
+		t.Errorf("divergence_density.png is %d×%d, want two bands of two 48×48 cells", cfg.Width, cfg.Height)
 	}
 	if _, err := os.Stat(filepath.Join(out, "divergence_losses.png")); err != nil {
 		t.Error(err)
@@ -158,8 +157,8 @@ func TestGridStudyWritesEveryCell(t *testing.T) {
 			t.Errorf("row %d = %v, want w %s, M %s", i+1, r, want[i][0], want[i][1])
 		}
 	}
-	if w, h := pngSize(t, filepath.Join(out, "grid_wm.png")); w != 2*(2*48+1) || h != 2*(2*48+1) {
-		t.Errorf("grid_wm.png is %d×%d, want two bands of two 48×48 cells at 2 pixels a point", w, h)
+	if cfg := testutil.PNGConfig(t, filepath.Join(out, "grid_wm.png")); cfg.Width != 2*(2*48+1) || cfg.Height != 2*(2*48+1) {
+		t.Errorf("grid_wm.png is %d×%d, want two bands of two 48×48 cells at 2 pixels a point", cfg.Width, cfg.Height)
 	}
 	if err := gridStudy(testutil.Backend(), t.TempDir(), 1, "wm", "25gaussians", "1", "0", 256, 1); err == nil || !strings.Contains(err.Error(), "M = 0") {
 		t.Errorf("M = 0: error %v, want one naming M", err)
@@ -233,19 +232,4 @@ func TestGridStudyResumesFromItsCells(t *testing.T) {
 	if err := study(256); err == nil || !strings.Contains(err.Error(), byM["M1"]) {
 		t.Errorf("a cell file with 2 grid energies: error %v, want one naming it", err)
 	}
-}
-
-// pngSize is the width and height of the PNG file at path.
-func pngSize(t *testing.T, path string) (width, height int) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cfg, err := png.DecodeConfig(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg.Width, cfg.Height
 }

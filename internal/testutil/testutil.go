@@ -7,6 +7,8 @@ package testutil
 import (
 	"encoding/csv"
 	"fmt"
+	"image"
+	"image/png"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -309,4 +311,20 @@ func ReadCSV(t testing.TB, path string) [][]string {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return records
+}
+
+// PNGConfig returns the width, height and colour model of the PNG file at
+// path, or fails the test.
+func PNGConfig(t testing.TB, path string) image.Config {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return cfg
 }
