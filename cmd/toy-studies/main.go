@@ -47,7 +47,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/gomlx/gomlx/backends"
 
@@ -327,9 +326,7 @@ type toyBench struct {
 	train, eval      []float32 // eval: importance-sampling points, then test points
 	logpIS, logpTest []float64
 	grid             density.Grid
-	// workers is how many study cells train at once: one per device of
-	// the backend (XLA CPU: one per core, each with its compute thread).
-	workers int
+	gridPoints       []float32
 }
 
 // studyBatch and studyEvalN are the 2-D studies' batch size and number of
@@ -348,7 +345,7 @@ func newToyBench(b backends.Backend, data string, seed uint64, points, epochs in
 		return nil, fmt.Errorf("%d training points: want at least one batch of %d", points, studyBatch)
 	}
 	rng := rand.New(rand.NewPCG(seed, 3))
-	tb := &toyBench{b: b, name: data, seed: seed, epochs: epochs, train: set.Sample(rng, points), workers: b.NumDevices()}
+	tb := &toyBench{b: b, name: data, seed: seed, epochs: epochs, train: set.Sample(rng, points)}
 	isPoints, testPoints := set.Sample(rng, studyEvalN), set.Sample(rng, studyEvalN)
 	logp := func(pts []float32) []float64 {
 		out := make([]float64, len(pts)/2)
@@ -456,52 +453,6 @@ func (tb *toyBench) cell(dir string, cfg density.Config, points int) (mse float6
 	return mse, gridEnergies, divergedAt, atomicfile.WriteJSON(path, r)
 }
 
-// cellOutcome is a study cell's outcome: as tb.cell returns it.
-type cellOutcome struct {
-	mse        float64
-	energies   []float64
-	divergedAt int
-}
-
-// cells runs tb.cell for every configuration, tb.workers at a time (the
-// runs are independent and seeded, so the results do not depend on the
-// order or the concurrency), reporting each cell as it finishes, and
-// returns the outcomes in the order of cfgs.
-func (tb *toyBench) cells(dir string, cfgs []density.Config, points int) ([]cellOutcome, error) {
-	results := make([]cellOutcome, len(cfgs))
-	errs := make([]error, len(cfgs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, min(tb.workers, len(cfgs))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				cfg := cfgs[i]
-				r := &results[i]
-				r.mse, r.energies, r.divergedAt, errs[i] = tb.cell(dir, cfg, points)
-				if errs[i] == nil {
-					fmt.Printf("%s: log-density MSE %.4f%s\n", cellLabel(cfg), r.mse, divergence(r.divergedAt))
-				}
-			}
-		}()
-	}
-	for i := range cfgs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return results, errors.Join(errs...)
-}
-
-// cellLabel names a cell's method and settings for the progress lines.
-func cellLabel(cfg density.Config) string {
-	if cfg.Method == "dsm" {
-		return fmt.Sprintf("dsm, t %g", cfg.DSMVariance)
-	}
-	return fmt.Sprintf("%s, t %g, M %d, w %g", cfg.Method, cfg.ED.T, cfg.ED.M, cfg.ED.W)
-}
-
 // dsmStudy trains ED (t, M 4, w 1) and denoising score matching (noise
 // variance t) on points of the toy set data for every t of tsFlag, and
 // writes each run's log-density MSE against the exact density (dsm.csv,
@@ -518,9 +469,12 @@ func dsmStudy(b backends.Backend, out string, seed uint64, data, tsFlag string, 
 		return fmt.Errorf("flags -dsm-data %s, -dsm-points %d: %w", data, points, err)
 	}
 	methods := []string{"ed", "dsm"}
-	var cfgs []density.Config
+	series := make([]plots.Series, len(methods))
+	bands := make([][][]float64, len(methods))
+	var rows [][]float64
 	for _, t := range ts {
-		for _, method := range methods {
+		row := []float64{t}
+		for i, method := range methods {
 			cfg := density.DefaultConfig(method)
 			cfg.ED.T = t
 			if method == "dsm" {
@@ -529,24 +483,15 @@ func dsmStudy(b backends.Backend, out string, seed uint64, data, tsFlag string, 
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("flag -dsm-t: %w", err)
 			}
-			cfgs = append(cfgs, cfg)
-		}
-	}
-	results, err := tb.cells(filepath.Join(out, "cells"), cfgs, points)
-	if err != nil {
-		return err
-	}
-	series := make([]plots.Series, len(methods))
-	bands := make([][][]float64, len(methods))
-	var rows [][]float64
-	for ti, t := range ts {
-		row := []float64{t}
-		for i, method := range methods {
-			r := results[ti*len(methods)+i]
-			row = append(row, r.mse)
+			mse, energies, divergedAt, err := tb.cell(filepath.Join(out, "cells"), cfg, points)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s, t = %g: log-density MSE %.4f%s\n", method, t, mse, divergence(divergedAt))
+			row = append(row, mse)
 			series[i].Name = method
-			series[i].X, series[i].Y = append(series[i].X, t), append(series[i].Y, r.mse)
-			bands[i] = append(bands[i], scaledDensity(r.energies, tb.grid.Size))
+			series[i].X, series[i].Y = append(series[i].X, t), append(series[i].Y, mse)
+			bands[i] = append(bands[i], scaledDensity(energies, tb.grid.Size))
 		}
 		rows = append(rows, row)
 	}
@@ -596,8 +541,9 @@ func gridStudy(b backends.Backend, out string, seed uint64, kind, data, rowsFlag
 	if err != nil {
 		return fmt.Errorf("flags -grid-data %s, -grid-points %d: %w", data, points, err)
 	}
-	var cfgs []density.Config
-	for _, v := range rowValues {
+	bands := make([][][]float64, len(rowValues))
+	var rows [][]float64
+	for ri, v := range rowValues {
 		for _, m := range mValues {
 			cfg := density.DefaultConfig("ed")
 			cfg.ED = losses.EDConfig{T: 1, M: int(m), W: 1}
@@ -609,19 +555,14 @@ func gridStudy(b backends.Backend, out string, seed uint64, kind, data, rowsFlag
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("flags -grid-values, -grid-m: %w", err)
 			}
-			cfgs = append(cfgs, cfg)
+			mse, energies, divergedAt, err := tb.cell(filepath.Join(out, "cells"), cfg, points)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("t %g, M %d, w %g: log-density MSE %.4f%s\n", cfg.ED.T, cfg.ED.M, cfg.ED.W, mse, divergence(divergedAt))
+			rows = append(rows, []float64{v, m, mse, float64(divergedAt)})
+			bands[ri] = append(bands[ri], scaledDensity(energies, tb.grid.Size))
 		}
-	}
-	results, err := tb.cells(filepath.Join(out, "cells"), cfgs, points)
-	if err != nil {
-		return err
-	}
-	bands := make([][][]float64, len(rowValues))
-	var rows [][]float64
-	for i, r := range results {
-		ri, m := i/len(mValues), mValues[i%len(mValues)]
-		rows = append(rows, []float64{rowValues[ri], m, r.mse, float64(r.divergedAt)})
-		bands[ri] = append(bands[ri], scaledDensity(r.energies, tb.grid.Size))
 	}
 	first := map[string]string{"tm": "t", "wm": "w"}[kind]
 	if err := plots.WriteCSV(filepath.Join(out, "grid_"+kind+".csv"), []string{first, "M", "mse", "diverged_at_step"}, rows); err != nil {

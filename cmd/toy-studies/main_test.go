@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/testutil"
 )
 
@@ -78,36 +77,6 @@ func TestDSMStudyWritesOneRowPerT(t *testing.T) {
 	} {
 		if err := dsmStudy(testutil.Backend(), t.TempDir(), 1, c.data, c.ts, c.points, 1); err == nil || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("dsmStudy(%s, %s, %d): error %v, want one naming %s", c.data, c.ts, c.points, err, c.mention)
-		}
-	}
-}
-
-// Cells trained three at a time come out exactly as one at a time: each
-// run is seeded on its own, whatever else trains beside it.
-func TestCellsConcurrentEqualSequential(t *testing.T) {
-	tb, err := newToyBench(testutil.Backend(), "25gaussians", 1, 256, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfgs []density.Config
-	for _, m := range []int{1, 2, 4} {
-		cfg := density.DefaultConfig("ed")
-		cfg.ED.M = m
-		cfgs = append(cfgs, cfg)
-	}
-	run := func(workers int) []cellOutcome {
-		tb.workers = workers
-		results, err := tb.cells(t.TempDir(), cfgs, 256)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return results
-	}
-	one, three := run(1), run(3)
-	for i := range cfgs {
-		if one[i].mse != three[i].mse || !slices.Equal(one[i].energies, three[i].energies) {
-			t.Errorf("cell M = %d: MSE %v one at a time, %v three at a time (energies equal: %v)",
-				cfgs[i].ED.M, one[i].mse, three[i].mse, slices.Equal(one[i].energies, three[i].energies))
 		}
 	}
 }
