@@ -79,7 +79,7 @@ func main() {
 	dsmEpochs := flag.Int("dsm-epochs", 130, "dsm study: epochs per run (batches of 128; 130 epochs of 20,000 points ≈ 20,000 steps: ED on 25gaussians needs ≈ 10,000 to settle)")
 	gridData := flag.String("grid-data", "25gaussians", "tm and wm studies: toy set with an exact density")
 	gridValues := flag.String("grid-values", "", "tm study: values of t (default 0.0025,0.25,1,4); wm study: values of w (default 0,0.25,1); divergence study: values of w (default 0,1)")
-	gridMs := flag.String("grid-m", "1,4,32", "tm, wm and divergence studies: values of M (the paper's grids add 128: about 1½ hours of one core a grid instead of ½; scripts/toy-grids.sh runs them)")
+	gridMs := flag.String("grid-m", "1,4,32", "tm, wm and divergence studies: values of M (the paper's grids add 128: about 1½ hours of one core a grid instead of ≈ 40 minutes; scripts/toy-grids.sh runs them)")
 	gridPoints := flag.Int("grid-points", 20000, "tm and wm studies: training points")
 	gridEpochs := flag.Int("grid-epochs", 65, "tm and wm studies: epochs per cell (batches of 128; 65 of 20,000 points ≈ 10,000 steps)")
 	divEpochs := flag.Int("div-epochs", 7, "divergence study: epochs per run (on -grid-data, -grid-points, -grid-m; 7 of 20,000 points ≈ 1,100 steps)")
