@@ -44,3 +44,11 @@ func filled(n int, v float32) []float32 {
 	}
 	return s
 }
+
+// subImage is the part of img within r (a decoded PNG's image types all
+// have SubImage).
+func subImage(img image.Image, r image.Rectangle) image.Image {
+	return img.(interface {
+		SubImage(image.Rectangle) image.Image
+	}).SubImage(r)
+}

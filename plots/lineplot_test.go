@@ -128,10 +128,7 @@ func TestWriteLinePlotMarksSinglePoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	img := readPNG(t, path)
-	bottomLeft := image.Rect(0, 250, 400, 500)
-	if n := countNear(img.(interface {
-		SubImage(image.Rectangle) image.Image
-	}).SubImage(bottomLeft), series0, 10); n < 20 {
+	if n := countNear(subImage(img, image.Rect(0, 250, 400, 500)), series0, 10); n < 20 {
 		t.Errorf("one-point series: %d pixels of its colour at the bottom left, want a dot", n)
 	}
 }
@@ -191,15 +188,10 @@ func TestWriteLinePlotLogX(t *testing.T) {
 		t.Fatal(err)
 	}
 	img := readPNG(t, path)
-	sub := func(r image.Rectangle) image.Image {
-		return img.(interface {
-			SubImage(image.Rectangle) image.Image
-		}).SubImage(r)
-	}
-	if n := countNear(sub(image.Rect(330, 250, 530, 500)), series0, 10); n < 20 {
+	if n := countNear(subImage(img, image.Rect(330, 250, 530, 500)), series0, 10); n < 20 {
 		t.Errorf("x = 1: %d pixels of its colour in the middle columns, want the dot", n)
 	}
-	if n := countNear(sub(image.Rect(0, 250, 200, 500)), series0, 10); n != 0 {
+	if n := countNear(subImage(img, image.Rect(0, 250, 200, 500)), series0, 10); n != 0 {
 		t.Errorf("x = 1: %d pixels of its colour at the left, want none", n)
 	}
 }
@@ -219,9 +211,7 @@ func TestWriteLinePlotSymLogY(t *testing.T) {
 	img := readPNG(t, path)
 	// Columns left of the legend (top right), where its sample line is.
 	rows := func(top, bottom int) int {
-		return countNear(img.(interface {
-			SubImage(image.Rectangle) image.Image
-		}).SubImage(image.Rect(0, top, 600, bottom)), series0, 10)
+		return countNear(subImage(img, image.Rect(0, top, 600, bottom)), series0, 10)
 	}
 	if n := rows(170, 330); n < 100 {
 		t.Errorf("−10⁴: %d pixels of its colour in the middle rows, want its line", n)
