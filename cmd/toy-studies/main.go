@@ -79,7 +79,7 @@ func main() {
 	dsmEpochs := flag.Int("dsm-epochs", 130, "dsm study: epochs per run (batches of 128; 130 epochs of 20,000 points ≈ 20,000 steps: ED on 25gaussians needs ≈ 10,000 to settle)")
 	gridData := flag.String("grid-data", "25gaussians", "tm and wm studies: toy set with an exact density")
 	gridValues := flag.String("grid-values", "", "tm study: values of t (default 0.0025,0.25,1,4); wm study: values of w (default 0,0.25,1); divergence study: values of w (default 0,1)")
-	gridMs := flag.String("grid-m", "1,4,32", "tm, wm and divergence studies: values of M (the paper's grids add 128: about 1½ hours of one core a grid instead of ≈ 40 minutes; scripts/toy-grids.sh runs them)")
+	gridMs := flag.String("grid-m", "1,4,32", "tm, wm and divergence studies: values of M (the paper's grids add 128, whose cells take ≈ 17 minutes of a core each: ≈ 1½ hours a grid instead of ≈ ½; scripts/toy-grids.sh runs them)")
 	gridPoints := flag.Int("grid-points", 20000, "tm and wm studies: training points")
 	gridEpochs := flag.Int("grid-epochs", 65, "tm and wm studies: epochs per cell (batches of 128; 65 of 20,000 points ≈ 10,000 steps)")
 	divEpochs := flag.Int("div-epochs", 7, "divergence study: epochs per run (on -grid-data, -grid-points, -grid-m; 7 of 20,000 points ≈ 1,100 steps)")
@@ -323,10 +323,9 @@ type toyBench struct {
 	name             string
 	seed             uint64
 	epochs           int
-	train, eval      []float32 // eval: importance-sampling points, then test points
+	points, eval     []float32 // points: training; eval: importance-sampling points, test points, then the picture's grid
 	logpIS, logpTest []float64
 	grid             density.Grid
-	gridPoints       []float32
 }
 
 // studyBatch and studyEvalN are the 2-D studies' batch size and number of
@@ -345,7 +344,7 @@ func newToyBench(b backends.Backend, data string, seed uint64, points, epochs in
 		return nil, fmt.Errorf("%d training points: want at least one batch of %d", points, studyBatch)
 	}
 	rng := rand.New(rand.NewPCG(seed, 3))
-	tb := &toyBench{b: b, name: data, seed: seed, epochs: epochs, train: set.Sample(rng, points)}
+	tb := &toyBench{b: b, name: data, seed: seed, epochs: epochs, points: set.Sample(rng, points)}
 	isPoints, testPoints := set.Sample(rng, studyEvalN), set.Sample(rng, studyEvalN)
 	logp := func(pts []float32) []float64 {
 		out := make([]float64, len(pts)/2)
@@ -364,16 +363,24 @@ func newToyBench(b backends.Backend, data string, seed uint64, points, epochs in
 // run trains cfg and returns its log-density MSE and its energies on the
 // grid, or NaN, nil and the step whose loss was not finite.
 func (tb *toyBench) run(cfg density.Config) (mse float64, gridEnergies []float64, divergedAt int, err error) {
-	history, energies, err := density.TrainOnPoints(tb.b, cfg, int64(tb.seed), tb.train, 2, studyBatch, tb.epochs, tb.eval)
-	if errors.Is(err, density.ErrNonFinite) {
-		return math.NaN(), nil, len(history), nil
-	}
-	if err != nil {
-		return 0, nil, 0, err
+	_, energies, divergedAt, err := tb.train(cfg)
+	if err != nil || divergedAt > 0 {
+		return math.NaN(), nil, divergedAt, err
 	}
 	n := 2 * studyEvalN
 	mse = density.LogDensityMSEFromEnergies(energies[:studyEvalN], tb.logpIS, energies[studyEvalN:n], tb.logpTest)
 	return mse, energies[n:], 0, nil
+}
+
+// train trains cfg on the bench's points and returns the loss of every
+// step and the energies at tb.eval, or, for a run stopped by a non-finite
+// loss, the history so far, nil and that step.
+func (tb *toyBench) train(cfg density.Config) (history, evalEnergies []float64, divergedAt int, err error) {
+	history, evalEnergies, err = density.TrainOnPoints(tb.b, cfg, int64(tb.seed), tb.points, 2, studyBatch, tb.epochs, tb.eval)
+	if errors.Is(err, density.ErrNonFinite) {
+		return history, nil, len(history), nil
+	}
+	return history, evalEnergies, 0, err
 }
 
 // cellResult is a grid cell's outcome as kept in its file.
@@ -428,12 +435,14 @@ func floats[T, U ~float64](v []T) []U {
 // toy set, the method's settings, the seed and the training points and
 // epochs.
 func (tb *toyBench) cell(dir string, cfg density.Config, points int) (mse float64, gridEnergies []float64, divergedAt int, err error) {
-	settings := fmt.Sprintf("t%g-M%d-w%g", cfg.ED.T, cfg.ED.M, cfg.ED.W)
-	if cfg.Method != "ed" {
-		settings = fmt.Sprintf("%s-t%g", cfg.Method, cfg.DSMVariance)
-		if cfg.Method != "dsm" {
-			return 0, nil, 0, fmt.Errorf("study cell of method %q: want ed or dsm", cfg.Method)
-		}
+	var settings string
+	switch cfg.Method {
+	case "ed":
+		settings = fmt.Sprintf("t%g-M%d-w%g", cfg.ED.T, cfg.ED.M, cfg.ED.W)
+	case "dsm":
+		settings = fmt.Sprintf("dsm-t%g", cfg.DSMVariance)
+	default:
+		return 0, nil, 0, fmt.Errorf("study cell of method %q: want ed or dsm", cfg.Method)
 	}
 	path := filepath.Join(dir, fmt.Sprintf("%s-%s-seed%d-points%d-epochs%d.json", tb.name, settings, tb.seed, points, tb.epochs))
 	if data, err := os.ReadFile(path); err == nil {
@@ -615,12 +624,12 @@ func divergenceStudy(b backends.Backend, out string, seed uint64, data, wsFlag, 
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("flags -grid-values, -grid-m: %w", err)
 			}
-			history, energies, err := density.TrainOnPoints(tb.b, cfg, int64(seed), tb.train, 2, studyBatch, epochs, tb.grid.Points())
-			nonFiniteAt := 0
-			if errors.Is(err, density.ErrNonFinite) {
-				nonFiniteAt, energies = len(history), nil
-			} else if err != nil {
+			history, energies, nonFiniteAt, err := tb.train(cfg)
+			if err != nil {
 				return err
+			}
+			if energies != nil {
+				energies = energies[2*studyEvalN:] // the picture's grid
 			}
 			row := []float64{w, m}
 			for _, step := range divergenceSteps {

@@ -48,21 +48,7 @@ func TestDSMStudyWritesOneRowPerT(t *testing.T) {
 	if all, _ := filepath.Glob(filepath.Join(out, "cells", "*.json")); len(all) != 4 || !slices.Contains(all, dsmCell) {
 		t.Fatalf("cell files %v, want 4 (ED and DSM for each t), %s among them", all, dsmCell)
 	}
-	data, err := os.ReadFile(dsmCell)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r cellResult
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
-	r.MSE = 123.5
-	if data, err = json.Marshal(r); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dsmCell, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editCell(t, dsmCell, func(r *cellResult) { r.MSE = 123.5 })
 	if again := study(); again[2][2] != "123.5" || again[2][1] != rows[2][1] || again[1][2] != rows[1][2] {
 		t.Errorf("dsm.csv after editing DSM's t = 1 cell = %v, want its MSE 123.5 and the rest as before, %v", again, rows)
 	}
@@ -184,24 +170,12 @@ func TestGridStudyResumesFromItsCells(t *testing.T) {
 	}
 	edit := func(path string, change func(*cellResult)) {
 		t.Helper()
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r cellResult
-		if err := json.Unmarshal(data, &r); err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Energies) != 48*48 || r.AdamEpsilon != 1e-8 {
-			t.Fatalf("%s holds %d grid energies and Adam ε %v, want 48² and the default 1e-8", path, len(r.Energies), r.AdamEpsilon)
-		}
-		change(&r)
-		if data, err = json.Marshal(r); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		editCell(t, path, func(r *cellResult) {
+			if len(r.Energies) != 48*48 || r.AdamEpsilon != 1e-8 {
+				t.Fatalf("%s holds %d grid energies and Adam ε %v, want 48² and the default 1e-8", path, len(r.Energies), r.AdamEpsilon)
+			}
+			change(r)
+		})
 	}
 	byM := map[string]string{}
 	for _, c := range cells {
@@ -231,5 +205,26 @@ func TestGridStudyResumesFromItsCells(t *testing.T) {
 	}
 	if err := study(256); err == nil || !strings.Contains(err.Error(), byM["M1"]) {
 		t.Errorf("a cell file with 2 grid energies: error %v, want one naming it", err)
+	}
+}
+
+// editCell rewrites the cell file at path with change applied, as a
+// person editing it by hand would.
+func editCell(t *testing.T, path string, change func(*cellResult)) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r cellResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	change(&r)
+	if data, err = json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
