@@ -203,8 +203,9 @@ class LEBM:
     """The generator, the prior, their energies and their two Adams."""
 
     def __init__(self, cfg, device, dtype, compile_mode=False, channels_last=False,
-                 adam_impl="default"):
+                 adam_impl="default", autocast_bf16=False):
         self.cfg = cfg
+        self.autocast_bf16 = autocast_bf16
         self.device, self.dtype = device, dtype
         self.gen = Generator(cfg).to(device=device, dtype=dtype)
         self.prior = PriorMLP(cfg.nz).to(device=device, dtype=dtype)
@@ -229,7 +230,13 @@ class LEBM:
         return self.f(z, eager) + z.square().sum(1) * (1.0 / (2 * s0 * s0))
 
     def decode(self, z):
-        return self.G(z)
+        if not self.autocast_bf16:
+            return self.G(z)
+        # Like Go's -compute-dtype bfloat16: only the generator's layers in
+        # bfloat16; energies, losses and Langevin updates stay in float32.
+        with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16):
+            x = self.G(z)
+        return x.float()
 
     def squared_error(self, x, z):
         """‖x − G(z)‖² per example [B]."""
@@ -585,6 +592,22 @@ def timed(fn, iters, device):
     return (time.perf_counter() - t0) / iters
 
 
+def profile_kernels(fn, device, path, iters=3):
+    """Writes torch.profiler's table of the kernels of iters calls of fn,
+    heaviest first: where PyTorch's time goes, to set beside XLA's."""
+    from torch.profiler import ProfilerActivity, profile
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=acts) as prof:
+        for _ in range(iters):
+            fn()
+        sync(device)
+    key = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
+    text = (f"# {iters} calls; torch.profiler key_averages sorted by {key}\n"
+            + prof.key_averages().table(sort_by=key, row_limit=40, max_name_column_width=90))
+    write_atomic(path, text)
+    print(f"# kernel profile in {path}", file=sys.stderr)
+
+
 # ---------------------------------------------------------------------------
 # --print-params
 # ---------------------------------------------------------------------------
@@ -780,6 +803,9 @@ def main(argv=None):
     ap.add_argument("--no-cudnn-benchmark", action="store_true",
                     help="leave torch.backends.cudnn.benchmark off (default: on for CUDA)")
     ap.add_argument("--channels-last", action="store_true", help="NHWC generator and images")
+    ap.add_argument("--autocast-bf16", action="store_true",
+                    help="the generator under torch.autocast(bfloat16), as Go's -compute-dtype "
+                         "bfloat16 (energies, losses, Langevin in float32)")
     ap.add_argument("--adam", default="default", choices=["default", "foreach", "fused"],
                     help="torch.optim.Adam implementation")
     ap.add_argument("--guard", default="full", choices=["full", "check", "none"],
@@ -788,6 +814,9 @@ def main(argv=None):
     ap.add_argument("--compile", action="store_true",
                     help="torch.compile the generator and prior (needs torch >= 2; "
                          "SM's double backward stays eager)")
+    ap.add_argument("--profile", default="",
+                    help="also write torch.profiler's kernel table of 3 training steps to "
+                         "PREFIX-SHAPE-METHOD.txt")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="", help="Markdown file to write (default: print only)")
     ap.add_argument("--print-params", action="store_true",
@@ -837,6 +866,10 @@ def main(argv=None):
         return 0
 
     mode = "torch.compile" if compile_mode else "eager"
+    if args.channels_last:
+        mode += ", channels_last"
+    if args.autocast_bf16:
+        mode += ", generator under bfloat16 autocast"
     header = (f"Command: `lebm_bench.py {' '.join(sys.argv[1:] if argv is None else argv)}` — "
               f"PyTorch {torch.__version__}, {dev}, {args.dtype}, "
               f"TF32 {'on' if args.tf32 and device.type == 'cuda' else 'off'}, "
@@ -855,7 +888,8 @@ def main(argv=None):
         for method in methods:
             torch.manual_seed(args.seed)
             cfg = Config(shape, method, args.sm_variant)
-            model = LEBM(cfg, device, dtype, compile_mode, args.channels_last, args.adam)
+            model = LEBM(cfg, device, dtype, compile_mode, args.channels_last, args.adam,
+                         args.autocast_bf16)
             x = model.random_images(batch)
             metrics = []
 
@@ -863,6 +897,8 @@ def main(argv=None):
                 metrics.append(train_step(model, x, args.guard)[0])
 
             full = timed(one_step, args.iters, device)
+            if args.profile:
+                profile_kernels(one_step, device, f"{args.profile}-{shape}-{method}.txt")
             flops = counted(one_step, device)
             prior = 0.0
             if args.prior_iters > 0:
@@ -884,7 +920,8 @@ def main(argv=None):
             print(line, end="", flush=True)
         if not args.no_sampling:
             torch.manual_seed(args.seed)
-            model = LEBM(Config(shape), device, dtype, compile_mode, args.channels_last, args.adam)
+            model = LEBM(Config(shape), device, dtype, compile_mode, args.channels_last, args.adam,
+                         args.autocast_bf16)
             xt = model.random_images(batch)
             t_gen = timed(lambda: generate(model, gen_batch), args.iters, device)
             t_post = timed(lambda: test_posterior(model, xt), args.iters, device)
