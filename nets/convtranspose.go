@@ -3,6 +3,7 @@ package nets
 import (
 	"fmt"
 
+	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
@@ -154,9 +155,18 @@ func convTNativeVJP(stride, padding int) func(node, v *Node) []*Node {
 	}
 }
 
-// flipSpatial reverses both spatial axes of a [kH, kW, ...] kernel. It is a
-// gather because SimpleGo has no Reverse.
+// flipSpatial reverses both spatial axes of a [kH, kW, ...] kernel. Where
+// the backend has Reverse (XLA) it is a Reverse node: XLA's GPU compiler
+// recognises an input-dilated convolution of a reversed kernel as cuDNN's
+// native transposed convolution (backward-input), and otherwise runs a
+// forward convolution over the dilated input, three quarters zeros at
+// stride 2. SimpleGo has no Reverse, so there it is a gather.
 func flipSpatial(kernel *Node) *Node {
+	if kernel.Graph().Backend().Capabilities().Operations[backends.OpTypeReverse] {
+		// GoMLX defines no gradient for Reverse: the flip's adjoint is the
+		// flip of the adjoint.
+		return withVJP(Reverse(kernel, 0, 1), func(_, v *Node) []*Node { return []*Node{flipSpatial(v)} })
+	}
 	d := kernel.Shape().Dimensions
 	taps := d[0] * d[1]
 	rows := make([]int32, taps)

@@ -224,8 +224,8 @@ func TestConvTranspose2DSecondOrder(t *testing.T) {
 	}
 }
 
-// TestConvTAutoChoice checks what ConvTAuto builds: one convolution on
-// XLA, and on SimpleGo the shift implementation's products, slices and
+// TestConvTAutoChoice checks what ConvTAuto builds: one convolution of the
+// reversed kernel on XLA, and on SimpleGo the shift implementation's products, slices and
 // concatenations, with no gather and no convolution.
 func TestConvTAutoChoice(t *testing.T) {
 	g := NewGraph(testBackend(), "auto")
@@ -240,7 +240,9 @@ func TestConvTAutoChoice(t *testing.T) {
 	}
 	want := map[NodeType]bool{NodeTypeGather: false, NodeTypeConvGeneral: false, NodeTypeDotGeneral: true, NodeTypeSlice: true, NodeTypeConcatenate: true}
 	if testBackend().Name() == xlaBackendName {
-		want = map[NodeType]bool{NodeTypeConvGeneral: true, NodeTypeDotGeneral: false}
+		// The kernel flipped by Reverse, not by a gather: only that form is
+		// compiled to cuDNN's transposed convolution on GPUs (flipSpatial).
+		want = map[NodeType]bool{NodeTypeConvGeneral: true, NodeTypeReverse: true, NodeTypeGather: false, NodeTypeDotGeneral: false}
 	}
 	for nodeType, present := range want {
 		if (count[nodeType] > 0) != present {

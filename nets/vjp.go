@@ -20,18 +20,22 @@ var nodeVJPs sync.Map // weak.Pointer[Node] -> VJP
 
 // overriddenTypes are the node types whose registered VJP consults nodeVJPs.
 // Slice and Concatenate are here because GoMLX differentiates a Slice with
-// Pad, which SimpleGo lacks (see sliceAxes).
-var overriddenTypes = []NodeType{NodeTypeDotGeneral, NodeTypeConvGeneral, NodeTypeSlice, NodeTypeConcatenate}
+// Pad, which SimpleGo lacks (see sliceAxes); Reverse because GoMLX defines
+// no gradient for it (see flipSpatial).
+var overriddenTypes = []NodeType{NodeTypeDotGeneral, NodeTypeConvGeneral, NodeTypeSlice, NodeTypeConcatenate, NodeTypeReverse}
 
 // init wraps the library gradients once, before any graph can be
 // differentiated concurrently: nodes without an entry keep the library's
 // gradient.
 func init() {
 	for _, t := range overriddenTypes {
-		builtin := VJPRegistration[t]
+		builtin, hasBuiltin := VJPRegistration[t]
 		VJPRegistration[t] = func(node *Node, v []*Node, out shapes.Shape) []*Node {
 			if vjp, ok := nodeVJPs.Load(weak.Make(node)); ok {
 				return vjp.(VJP)(node, v, out)
+			}
+			if !hasBuiltin {
+				panic(fmt.Errorf("graph has node %s with type %q, for which no gradient is defined", node, node.Type()))
 			}
 			return builtin(node, v, out)
 		}
