@@ -45,11 +45,6 @@ func Load(backend backends.Backend, dir string, opts ...LoadOption) (*Model, err
 	return LoadCheckpoint(backend, path, opts...)
 }
 
-// EpochsDir is the folder, under a training run's output folder, of its
-// end-of-epoch snapshots (train-lebm -keep-epochs, written by SaveKeeping),
-// which eval-lebm evaluates.
-const EpochsDir = "epochs"
-
 // Checkpoints lists the complete checkpoints in dir, oldest first, for
 // LoadCheckpoint.
 func Checkpoints(dir string) ([]string, error) { return checkpoint.List(dir) }

@@ -21,10 +21,8 @@ import (
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/runs"
 )
-
-// File is the report's name in the run folder.
-const File = "report.html"
 
 // Run is what the report shows of a run.
 type Run struct {
@@ -44,7 +42,7 @@ type Run struct {
 // Load fills the evaluation of a run from Dir/eval when eval-lebm has
 // written one there, and leaves it nil otherwise.
 func (r *Run) Load() {
-	dir := filepath.Join(r.Dir, "eval")
+	dir := runs.Folder{Dir: r.Dir}.Eval()
 	if s, err := eval.ReadReport(dir); err == nil {
 		r.Eval, r.EvalDir = s, dir
 	}
@@ -56,7 +54,7 @@ func Write(r Run) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(r.Dir, File)
+	path := runs.Folder{Dir: r.Dir}.Report()
 	if err := atomicfile.Write(path, func(w io.Writer) error { return pageTemplate.Execute(w, page) }); err != nil {
 		return fmt.Errorf("runreport: %w", err)
 	}
@@ -92,9 +90,9 @@ func (r Run) page() (page, error) {
 	if r.Total > 0 {
 		p.Progress = fmt.Sprintf("step %d of %d (%.0f %%)", r.Step, r.Total, 100*float64(r.Step)/float64(r.Total))
 	}
-	p.Samples, p.SamplesAt = latest(r.Dir, "samples-*.png")
-	p.Recons, p.ReconAt = latest(r.Dir, "reconstructions-*.png")
-	for _, name := range []string{"losses.png", "energies.png"} {
+	p.Samples, p.SamplesAt = latest(r.Dir, runs.SamplesPattern)
+	p.Recons, p.ReconAt = latest(r.Dir, runs.ReconstructionsPattern)
+	for _, name := range []string{runs.LossesPlot, runs.EnergiesPlot} {
 		if _, err := os.Stat(filepath.Join(r.Dir, name)); err == nil {
 			p.Curves = append(p.Curves, name)
 		}
@@ -239,7 +237,7 @@ func evalRows(s eval.Report, cfg lebm.Config) ([]evalRow, string) {
 }
 
 // pageTemplate is the report. html/template escapes every value.
-var pageTemplate = template.Must(template.New(File).Parse(`<!DOCTYPE html>
+var pageTemplate = template.Must(template.New(runs.ReportFile).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

@@ -12,6 +12,7 @@ import (
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/runs"
 )
 
 // writeGrid writes a small picture at path, dated at.
@@ -57,7 +58,7 @@ func TestWriteReport(t *testing.T) {
 	if err := Write(run); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, File))
+	data, err := os.ReadFile(filepath.Join(dir, runs.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestReportEarlyAndAnomalyRuns(t *testing.T) {
 	if err := Write(Run{Dir: dir, Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(filepath.Join(dir, File))
+	data, _ := os.ReadFile(filepath.Join(dir, runs.ReportFile))
 	for _, want := range []string{"CD-LEBM on mnist, class 4 held out", "No pictures yet", "No curves yet", "Not evaluated yet"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("early report lacks %q", want)

@@ -37,6 +37,7 @@ import (
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/runs"
 )
 
 // referenceFile is the file of each shape-method folder.
@@ -128,7 +129,7 @@ func writeReferences(b backends.Backend, o options, w io.Writer) error {
 				return err
 			}
 			dir := filepath.Join(o.write, shape+"-"+method)
-			if err := model.Save(filepath.Join(dir, "checkpoint")); err != nil {
+			if err := model.Save(runs.Folder{Dir: dir}.Checkpoints()); err != nil {
 				return err
 			}
 			ref := reference{Shape: shape, Method: method, Batch: o.batch, Backend: b.Name(), Inputs: drawInputs(cfg, o.batch, o.seed)}
@@ -169,7 +170,7 @@ func checkReferences(b backends.Backend, o options, w io.Writer) (failed int, er
 		if err != nil {
 			return failed, err
 		}
-		model, err := lebm.Load(b, filepath.Join(filepath.Dir(path), "checkpoint"))
+		model, err := lebm.Load(b, runs.Folder{Dir: filepath.Dir(path)}.Checkpoints())
 		if err != nil {
 			return failed, err
 		}

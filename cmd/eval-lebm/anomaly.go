@@ -10,6 +10,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/runs"
 )
 
 // scoreAnomalies rebuilds the run's anomaly-detection split, scores (an
@@ -48,7 +49,7 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 		return nil
 	}
 	if fromSnapshots {
-		snapshots := filepath.Join(o.runDir, lebm.EpochsDir)
+		snapshots := runs.Folder{Dir: o.runDir}.Epochs()
 		paths, err := lebm.Checkpoints(snapshots)
 		if err != nil {
 			return fmt.Errorf("-anomaly-checkpoints %d: %w (train with -keep-epochs)", o.anomalyCkpts, err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+
 	"github.com/gomlx/gomlx/backends"
 	"gonum.org/v1/gonum/stat"
 

@@ -23,6 +23,7 @@ import (
 	"github.com/edlebm/edlebm/fid"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/runs"
 )
 
 // generateSamples draws o.fidSamples images from the model (500-step prior
@@ -101,7 +102,7 @@ func loadSampleMetrics(b backends.Backend, o options, h, w, c int) (*sampleMetri
 }
 
 func (m *sampleMetrics) loadClassifier(b backends.Backend, h, w, c int) error {
-	clf, err := classifier.Load(b, filepath.Join(m.o.classifierDir, "checkpoint"))
+	clf, err := classifier.Load(b, runs.Folder{Dir: m.o.classifierDir}.Checkpoints())
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,7 @@ import (
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/runreport"
+	"github.com/edlebm/edlebm/runs"
 )
 
 // options are the command's flags.
@@ -105,7 +106,7 @@ func main() {
 	flag.IntVar(&o.interpRows, "interp-rows", 8, "rows of the prior and posterior interpolation grids")
 	flag.IntVar(&o.interpSteps, "interp-steps", 10, "images per interpolation row (endpoints included)")
 	flag.IntVar(&o.bootstrap, "bootstrap", 1000, "resamples for the 95 % bootstrap intervals of the reconstruction MSE (over the images) and the FIDs (over the samples); 0: none")
-	flag.BoolVar(&o.eachEpoch, "each-epoch", false, "also measure every end-of-epoch snapshot in RUN/"+lebm.EpochsDir+" (train-lebm -keep-epochs): reconstruction MSE, the FIDs asked for and the prior chains' R̂, with the same settings, into summary.json's \"epochs\" (compare-evals plots them)")
+	flag.BoolVar(&o.eachEpoch, "each-epoch", false, "also measure every end-of-epoch snapshot in RUN/"+runs.EpochsDir+" (train-lebm -keep-epochs): reconstruction MSE, the FIDs asked for and the prior chains' R̂, with the same settings, into summary.json's \"epochs\" (compare-evals plots them)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatalf("eval-lebm: %v", err)
@@ -189,8 +190,9 @@ func run(o options) error {
 	if err := o.checkValues(); err != nil {
 		return err
 	}
+	folder := runs.Folder{Dir: runDir}
 	if out == "" {
-		out = filepath.Join(runDir, "eval")
+		out = folder.Eval()
 	}
 	if info, err := os.Stat(out); err == nil && !info.IsDir() {
 		return fmt.Errorf("flag -out %s: a file, not a folder", out)
@@ -200,7 +202,7 @@ func run(o options) error {
 		return err
 	}
 	defer b.Finalize()
-	ckpt := filepath.Join(runDir, "checkpoint")
+	ckpt := folder.Checkpoints()
 	model, err := lebm.Load(b, ckpt, o.samplers()...)
 	if err != nil {
 		return fmt.Errorf("flag -run: %w", err)
@@ -219,7 +221,7 @@ func run(o options) error {
 
 	var snapshots []string // -each-epoch's, listed before the slow work
 	if o.eachEpoch {
-		if snapshots, err = lebm.Checkpoints(filepath.Join(runDir, lebm.EpochsDir)); err != nil {
+		if snapshots, err = lebm.Checkpoints(folder.Epochs()); err != nil {
 			return fmt.Errorf("flag -each-epoch: %w (train with -keep-epochs)", err)
 		}
 	}

@@ -48,6 +48,7 @@ import (
 	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/runs"
 )
 
 // binarySets are the -data sets: 28×28 gray images.
@@ -199,9 +200,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return err
+	writer, err := runs.Folder{Dir: o.out}.Claim()
+	if err != nil {
+		return fmt.Errorf("flag -out: %w", err)
 	}
+	defer writer.Release()
 	shown := datasets.StaticBinarization(d.train.Head(64), uint64(o.seed))
 	if err := plots.WriteImageGrid(filepath.Join(o.out, "data.png"), shown.Pixels, shown.N, 28, 28, 1, 8); err != nil {
 		return err
@@ -234,7 +237,7 @@ type result struct {
 // evaluates it and draws its samples.
 func trainOne(b backends.Backend, d data, cfg density.Config, o options) (result, error) {
 	dir := filepath.Join(o.out, cfg.Method)
-	ckptDir := filepath.Join(dir, "checkpoint")
+	ckptDir := runs.Folder{Dir: dir}.Checkpoints()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return result{}, err
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/runs"
 )
 
 type options struct {
@@ -100,7 +101,12 @@ func run(o options) error {
 	if changes := cfg.Changes(defaults); len(changes) > 0 {
 		fmt.Printf("settings changed from the defaults: %s\n", strings.Join(changes, ", "))
 	}
-	ckpt := filepath.Join(o.out, "checkpoint")
+	writer, err := runs.Folder{Dir: o.out}.Claim()
+	if err != nil {
+		return fmt.Errorf("flag -out: %w", err)
+	}
+	defer writer.Release()
+	ckpt := runs.Folder{Dir: o.out}.Checkpoints()
 	var model *classifier.Model
 	if _, err := checkpoint.Latest(ckpt); errors.Is(err, os.ErrNotExist) {
 		if model, err = classifier.New(b, cfg); err != nil {

@@ -43,6 +43,7 @@ import (
 	"github.com/edlebm/edlebm/internal/binaryflags"
 	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/runs"
 )
 
 type options struct {
@@ -117,6 +118,11 @@ func run(o options) error {
 		return err
 	}
 	defer b.Finalize()
+	writer, err := runs.Folder{Dir: o.out}.Claim()
+	if err != nil {
+		return fmt.Errorf("flag -out: %w", err)
+	}
+	defer writer.Release()
 	var rows []result
 	for _, set := range sets {
 		for _, cfg := range configs {

@@ -32,6 +32,7 @@ import (
 	"github.com/edlebm/edlebm/discrete"
 	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/runs"
 )
 
 type options struct {
@@ -114,9 +115,11 @@ func run(o options) error {
 		return err
 	}
 	defer b.Finalize()
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	writer, err := runs.Folder{Dir: o.out}.Claim()
+	if err != nil {
 		return fmt.Errorf("flag -out: %w", err)
 	}
+	defer writer.Release()
 	fmt.Printf("sampling %d states of the %d×%d lattice (σ = %g), %d Gibbs sweeps each\n", o.n, o.side, o.side, o.sigma, o.dataSweeps)
 	spins, err := truth.Sample(o.n, o.dataSweeps, uint64(o.seed))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/nets"
+	"github.com/edlebm/edlebm/runs"
 )
 
 // options are the command's settings: the model configuration plus what
@@ -129,7 +130,7 @@ func declareFlags(o *options) (*flag.FlagSet, modelSettings) {
 	fs.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "anomaly-detection protocol: pool train and test, hold this class out, train on 80 % of the rest (seed 42); -1: off")
 	fs.IntVar(&o.gridN, "grid", 64, "generated images in each sample grid")
 	fs.IntVar(&o.reconN, "recon", 32, "test images in each reconstruction grid")
-	fs.IntVar(&o.keepEpochs, "keep-epochs", 0, "also snapshot the model at the end of each epoch into OUT/"+lebm.EpochsDir+", keeping the last N (eval-lebm averages anomaly AUPRC over them); 0: off")
+	fs.IntVar(&o.keepEpochs, "keep-epochs", 0, "also snapshot the model at the end of each epoch into OUT/"+runs.EpochsDir+", keeping the last N (eval-lebm averages anomaly AUPRC over them); 0: off")
 	fs.DurationVar(&o.checkpointEvery, "checkpoint-every", 10*time.Minute, "also checkpoint this often within an epoch")
 	fs.DurationVar(&o.picturesEvery, "pictures-every", 5*time.Minute, "besides each epoch's grids, write sample and reconstruction grids this often within an epoch (files named by step)")
 	fs.IntVar(&o.devices, "devices", 0, "train data-parallel over this many devices, each batch split between them (0: every device on CUDA, one elsewhere; on XLA CPU, the plugin is asked for that many devices); -batch must be a multiple of it")

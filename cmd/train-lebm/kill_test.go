@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/edlebm/edlebm/internal/testutil"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edlebm/edlebm/internal/testutil"
 
 	"github.com/edlebm/edlebm/lebm"
 )

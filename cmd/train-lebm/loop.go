@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/runreport"
+	"github.com/edlebm/edlebm/runs"
 )
 
 // errStopped ends the loop at the user's request (a signal, -stop-after),
@@ -80,7 +80,7 @@ func (s *session) run(ds *endless) (finished bool, err error) {
 		if s.drawn == s.rec.Step {
 			return nil
 		}
-		_, err := s.pictures(fmt.Sprintf("step%09d", s.rec.Step))
+		_, err := s.pictures(runs.StepTag(s.rec.Step))
 		return err
 	}))
 	loop.OnStep("stop if asked", 5, s.hook(s.stopIfAsked))
@@ -139,7 +139,7 @@ func (s *session) endEpoch() (err error) {
 	if err := s.model.EndEpoch(); err != nil {
 		return err
 	}
-	s.rec.TestReconstructionMSE, err = s.pictures(fmt.Sprintf("epoch%03d", s.rec.Step/s.perEpoch))
+	s.rec.TestReconstructionMSE, err = s.pictures(runs.EpochTag(s.rec.Step / s.perEpoch))
 	return err
 }
 
@@ -176,11 +176,11 @@ func (s *session) saveEpoch() error {
 		return err
 	}
 	if s.o.keepEpochs > 0 {
-		if err := s.model.SaveKeeping(filepath.Join(s.o.out, lebm.EpochsDir), s.o.keepEpochs); err != nil {
+		if err := s.model.SaveKeeping(runs.Folder{Dir: s.o.out}.Epochs(), s.o.keepEpochs); err != nil {
 			return err
 		}
 	}
-	if err := plotHistory(s.o.out, s.history); err != nil {
+	if err := plotHistory(runs.Folder{Dir: s.o.out}, s.history); err != nil {
 		return err
 	}
 	report := runreport.Run{Dir: s.o.out, Config: s.model.Config(), Step: s.rec.Step, Total: s.total}

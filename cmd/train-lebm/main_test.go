@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/runs"
 )
 
 // quickFlags train the mnist-size model on a slice of Fashion-MNIST fast
@@ -313,6 +315,32 @@ func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
 				t.Errorf("the checkpoint folder changed from %v to %v", before, after)
 			}
 		})
+	}
+}
+
+// TestOneWriterPerRunFolder: a run started on a folder that another
+// process writes (here this test, holding it as a running train-lebm
+// would) is refused, naming that process, and writes nothing there.
+func TestOneWriterPerRunFolder(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
+	out := t.TempDir()
+	holder, err := runs.Folder{Dir: out}.Claim()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	err = runCommand(t, quickFlags(out, "1"))
+	if err == nil {
+		t.Fatal("a second writer was let in")
+	}
+	for _, m := range []string{"flag -out", out, fmt.Sprintf("in use by process %d", os.Getpid())} {
+		if !strings.Contains(err.Error(), m) {
+			t.Errorf("error %q does not mention %q", err, m)
+		}
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 1 || entries[0].Name() != runs.LockFile {
+		t.Errorf("the refused run left %v in the folder, want only the holder's %s", entries, runs.LockFile)
 	}
 }
 

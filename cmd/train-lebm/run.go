@@ -24,6 +24,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/runs"
 )
 
 // stepRecord is one line of metrics.jsonl.
@@ -86,7 +87,25 @@ func run(o options, stop <-chan os.Signal) error {
 	if err != nil {
 		return err
 	}
-	ckptDir := filepath.Join(o.out, "checkpoint")
+	// A folder that exists is claimed before its checkpoint is read; a new
+	// one is made (by the claim) only once the flags and the data are good.
+	folder := runs.Folder{Dir: o.out}
+	var writer *runs.Writer
+	defer func() { writer.Release() }()
+	claim := func() (err error) {
+		if writer == nil {
+			if writer, err = folder.Claim(); err != nil {
+				return fmt.Errorf("flag -out: %w", err)
+			}
+		}
+		return nil
+	}
+	if _, err := os.Stat(o.out); err == nil {
+		if err := claim(); err != nil {
+			return err
+		}
+	}
+	ckptDir := folder.Checkpoints()
 	model, err := openModel(b, o.cfg, ckptDir)
 	if err != nil {
 		return err
@@ -96,6 +115,9 @@ func run(o options, stop <-chan os.Signal) error {
 		return err
 	}
 	defer batches.Close()
+	if err := claim(); err != nil {
+		return err
+	}
 	perEpoch := int64(batches.BatchesPerEpoch())
 	step, err := model.GlobalStep()
 	if err != nil {
@@ -104,10 +126,7 @@ func run(o options, stop <-chan os.Signal) error {
 	if err := batches.Seek(int(step/perEpoch), int(step%perEpoch)); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return fmt.Errorf("flag -out: %w", err)
-	}
-	metricsPath := filepath.Join(o.out, "metrics.jsonl")
+	metricsPath := folder.Metrics()
 	history, err := loadHistory(metricsPath, step)
 	if err != nil {
 		return err
@@ -263,7 +282,8 @@ func writePictures(model *lebm.Model, test *datasets.Images, o options, tag stri
 	defer samples.FinalizeAll()
 	h, w, c := test.Height, test.Width, test.Channels
 	cols := int(math.Ceil(math.Sqrt(float64(o.gridN))))
-	err = plots.WriteImageGrid(filepath.Join(o.out, "samples-"+tag+".png"),
+	folder := runs.Folder{Dir: o.out}
+	err = plots.WriteImageGrid(folder.Samples(tag),
 		tensors.MustCopyFlatData[float32](samples), o.gridN, h, w, c, cols)
 	if err != nil {
 		return 0, err
@@ -282,7 +302,7 @@ func writePictures(model *lebm.Model, test *datasets.Images, o options, tag stri
 		d := float64(v - originals[i])
 		mse += d * d / float64(len(reconPixels))
 	}
-	err = plots.WriteImagePairs(filepath.Join(o.out, "reconstructions-"+tag+".png"),
+	err = plots.WriteImagePairs(folder.Reconstructions(tag),
 		originals, reconPixels, o.reconN, h, w, c, 8)
 	return mse, err
 }
@@ -367,11 +387,12 @@ func seriesOf(history []stepRecord) historySeries {
 	return s
 }
 
-// plotHistory draws the losses (losses.png) and the mean energies of the
-// posterior and, for CD, prior samples (energies.png) over training in dir.
-func plotHistory(dir string, history []stepRecord) error {
+// plotHistory draws the losses (runs.LossesPlot) and the mean energies of
+// the posterior and, for CD, prior samples (runs.EnergiesPlot) over
+// training in the run folder.
+func plotHistory(folder runs.Folder, history []stepRecord) error {
 	s := seriesOf(history)
-	err := plots.WriteLinePlot(filepath.Join(dir, "losses.png"), plots.LinePlot{Title: "Training losses", XLabel: "step", YLabel: "value",
+	err := plots.WriteLinePlot(folder.Path(runs.LossesPlot), plots.LinePlot{Title: "Training losses", XLabel: "step", YLabel: "value",
 		Series: []plots.Series{*s.recon, *s.prior}})
 	if err != nil {
 		return err
@@ -380,7 +401,7 @@ func plotHistory(dir string, history []stepRecord) error {
 	if s.neg != nil {
 		energies = append(energies, *s.neg)
 	}
-	return plots.WriteLinePlot(filepath.Join(dir, "energies.png"), plots.LinePlot{Title: "Prior energy f at the samples", XLabel: "step", YLabel: "mean f",
+	return plots.WriteLinePlot(folder.Path(runs.EnergiesPlot), plots.LinePlot{Title: "Prior energy f at the samples", XLabel: "step", YLabel: "mean f",
 		Series: energies})
 }
 
