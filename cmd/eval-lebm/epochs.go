@@ -80,7 +80,7 @@ func evaluateSnapshot(model *lebm.Model, path string, o options, test *datasets.
 	}
 	e.ReconstructionMSE = stat.Mean(imageErrors, nil)
 	if metrics != nil {
-		samples, err := generateSamples(model, o)
+		samples, err := generateSamples(model, o.fidSamples, o.batch)
 		if err != nil {
 			return e, err
 		}

@@ -26,29 +26,32 @@ import (
 	"github.com/edlebm/edlebm/runs"
 )
 
-// generateSamples draws o.fidSamples images from the model (500-step prior
-// Langevin, then the generator), batch by batch.
-func generateSamples(model *lebm.Model, o options) (*datasets.Images, error) {
+// generateSamples draws n images from the model (its prior Langevin
+// chains, then the generator), batch at a time.
+func generateSamples(model *lebm.Model, n, batch int) (*datasets.Images, error) {
 	h, w, c := model.Config().Generator.OutputShape()
-	samples := &datasets.Images{Name: "generated", N: o.fidSamples, Height: h, Width: w, Channels: c}
-	for len(samples.Pixels) < o.fidSamples*h*w*c {
-		n := min(o.batch, o.fidSamples-len(samples.Pixels)/(h*w*c))
-		x, err := model.Generate(n)
+	samples := &datasets.Images{Name: "generated", N: n, Height: h, Width: w, Channels: c}
+	for done := 0; done < n; {
+		x, err := model.Generate(min(batch, n-done))
 		if err != nil {
 			return nil, err
 		}
 		samples.Pixels = append(samples.Pixels, tensors.MustCopyFlatData[float32](x)...)
 		x.FinalizeAll()
-		fmt.Printf("\rgenerated %d/%d", len(samples.Pixels)/(h*w*c), o.fidSamples)
+		prev := done
+		done = len(samples.Pixels) / (h * w * c)
+		progress("generated", prev, done, n)
 	}
-	fmt.Println()
 	return samples, nil
 }
 
-// writeSampleGrid writes samples.png into out: the first 64 samples, 8 a
-// row.
+// sampleGridN is the number of samples in samples.png, 8 a row.
+const sampleGridN = 64
+
+// writeSampleGrid writes samples.png into out: the first sampleGridN
+// samples, 8 a row.
 func writeSampleGrid(samples *datasets.Images, out string) error {
-	shown := min(64, samples.N)
+	shown := min(sampleGridN, samples.N)
 	return plots.WriteImageGrid(filepath.Join(out, "samples.png"), samples.Pixels[:shown*samples.ImageSize()], shown,
 		samples.Height, samples.Width, samples.Channels, 8)
 }

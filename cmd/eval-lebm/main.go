@@ -287,14 +287,20 @@ func run(o options) error {
 		fmt.Printf("anomaly detection, class %d held out: AUPRC %.4f on %d test images (mean over %d checkpoints)\n",
 			o.anomalyHoldout, s.AnomalyAUPRC, s.AnomalyImages, len(s.AnomalyAUPRCs))
 	}
+	// Samples are what a person looks at first: their grid is drawn even
+	// when no sample metric asks for them.
+	samplesN := sampleGridN
 	if metrics != nil {
-		samples, err := generateSamples(model, o)
-		if err != nil {
-			return err
-		}
-		if err := writeSampleGrid(samples, out); err != nil {
-			return err
-		}
+		samplesN = o.fidSamples
+	}
+	samples, err := generateSamples(model, samplesN, batch)
+	if err != nil {
+		return err
+	}
+	if err := writeSampleGrid(samples, out); err != nil {
+		return err
+	}
+	if metrics != nil {
 		if err := metrics.compute(samples, &s, o.bootstrap); err != nil {
 			return err
 		}

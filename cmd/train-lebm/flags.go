@@ -10,6 +10,7 @@ import (
 
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/byname"
+	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
@@ -91,7 +92,7 @@ func parseFlags(args []string) (options, error) {
 		o.dataDir = mnist.DefaultFashionDir
 	}
 	if o.dataDir == "" {
-		return o, fmt.Errorf("flag -data-dir: required for -data %s", o.data)
+		return o, fmt.Errorf("flag -data-dir: required for -data %s: the folder holding %s%s", o.data, byname.FolderContents(o.data), downloadHint(o.data))
 	}
 	if o.out == "" {
 		o.out = filepath.Join("runs", o.data+"-"+cfg.Method)
@@ -255,4 +256,12 @@ func (s modelSettings) apply(cfg *lebm.Config, set map[string]bool) {
 	if set["prior-init"] && *s.priorInit != nets.InitPyTorch {
 		cfg.Prior.Init = *s.priorInit
 	}
+}
+
+// downloadHint tells how to fetch data set name, when -download can.
+func downloadHint(name string) string {
+	if _, ok := download.Registry[name]; ok {
+		return "; add -download to fetch the official files into it (checksums verified)"
+	}
+	return ""
 }

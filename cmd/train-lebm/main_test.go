@@ -14,6 +14,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context/checkpoints"
 	gomlxplots "github.com/gomlx/gomlx/ui/plots"
 
+	"github.com/edlebm/edlebm/datasets/byname"
+	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/runs"
@@ -341,6 +343,40 @@ func TestOneWriterPerRunFolder(t *testing.T) {
 	entries, _ := os.ReadDir(out)
 	if len(entries) != 1 || entries[0].Name() != runs.LockFile {
 		t.Errorf("the refused run left %v in the folder, want only the holder's %s", entries, runs.LockFile)
+	}
+}
+
+// TestMissingDataDirSaysWhatItHolds: without -data-dir (only
+// Fashion-MNIST has a default), the error of each latent-EBM data set names the files the folder must
+// hold — every official file of the download registry — and offers
+// -download exactly where it can fetch them.
+func TestMissingDataDirSaysWhatItHolds(t *testing.T) {
+	for _, name := range byname.Names {
+		if _, err := lebm.DefaultConfig(name); err != nil || name == "fashion-mnist" {
+			continue // not a latent-EBM data set, or one with a default folder
+		}
+		t.Run(name, func(t *testing.T) {
+			_, err := parseFlags([]string{"-data", name})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "flag -data-dir") || !strings.Contains(msg, "required for -data "+name) {
+				t.Errorf("error %q does not name the flag and the data set", msg)
+			}
+			files, fetchable := download.Registry[name]
+			for _, f := range files {
+				if !strings.Contains(msg, strings.TrimSuffix(f.Name, ".gz")) {
+					t.Errorf("error %q does not name the official file %s", msg, f.Name)
+				}
+			}
+			if strings.Contains(msg, "-download") != fetchable {
+				t.Errorf("error %q: offers -download %v, want %v", msg, !fetchable, fetchable)
+			}
+			if byname.FolderContents(name) == "" {
+				t.Errorf("no folder description for %s", name)
+			}
+		})
 	}
 }
 

@@ -41,6 +41,26 @@ func Load(name, dir, split string, limit int) (*datasets.Images, error) {
 	return nil, fmt.Errorf("data set %q: no loader; want one of %v", name, Names)
 }
 
+// FolderContents says what the folder given to Load must hold for data
+// set name, for a user who has not given one: "" for an unknown name.
+func FolderContents(name string) string {
+	switch name {
+	case "fashion-mnist", "mnist":
+		return "the four IDX files train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte (or the same names ending .gz)"
+	case "svhn":
+		return fmt.Sprintf("%s and %s", svhn.Files["train"], svhn.Files["test"])
+	case "cifar10":
+		return fmt.Sprintf("%s, or its unpacked %s/", cifar10.ArchiveName, cifar10.BatchesDir)
+	case "celeba64", "celeba128":
+		return "img_align_celeba/ (or img_align_celeba.zip), list_eval_partition.txt and list_attr_celeba.txt, as CelebA is distributed"
+	case "omniglot":
+		return omniglot.File
+	case "caltech101":
+		return caltech101.File
+	}
+	return ""
+}
+
 // TrainImages is the number of images in each data set's official
 // training split as Load reads it (CelebA: its 40,000-image subset), for
 // checking a batch size before loading: a folder may hold fewer.
