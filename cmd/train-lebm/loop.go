@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -33,7 +32,7 @@ type session struct {
 	model   *lebm.Model
 	test    *datasets.Images
 	ckptDir string
-	encoder *json.Encoder
+	metrics *runs.Log[stepRecord]
 	history []stepRecord
 	// perEpoch is the number of steps per epoch; first the global step
 	// this invocation started from; total the run's last step.
@@ -156,13 +155,11 @@ func (s *session) pictures(tag string) (mse float64, err error) {
 	return mse, err
 }
 
-// appendMetrics writes the step's line of metrics.jsonl. It goes out
-// before the step's checkpoint: a run killed between the two resumes from
-// the previous checkpoint and loadHistory drops the lines past it, whereas
-// the other order would lose the line for good.
+// appendMetrics writes the step's record, before the step's checkpoint
+// (runs.Log says why).
 func (s *session) appendMetrics() error {
 	s.history = append(s.history, s.rec)
-	if err := s.encoder.Encode(s.rec); err != nil {
+	if err := s.metrics.Append(s.rec); err != nil {
 		return err
 	}
 	s.o.wrote("metrics")

@@ -27,7 +27,7 @@ import (
 	"github.com/edlebm/edlebm/runs"
 )
 
-// stepRecord is one line of metrics.jsonl.
+// stepRecord is one line of the run's metrics log (runs.MetricsFile).
 type stepRecord struct {
 	Step              int64   `json:"step"`
 	Epoch             int64   `json:"epoch"`
@@ -126,17 +126,11 @@ func run(o options, stop <-chan os.Signal) error {
 	if err := batches.Seek(int(step/perEpoch), int(step%perEpoch)); err != nil {
 		return err
 	}
-	metricsPath := folder.Metrics()
-	history, err := loadHistory(metricsPath, step)
+	metrics, history, err := runs.OpenLog(folder.Metrics(), step, func(r stepRecord) int64 { return r.Step })
 	if err != nil {
 		return err
 	}
-	metricsFile, err := os.OpenFile(metricsPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer metricsFile.Close()
-	encoder := json.NewEncoder(metricsFile)
+	defer metrics.Close()
 
 	total := int64(o.epochs) * perEpoch
 	fmt.Printf("training %s-LEBM on %s (%d images, %d batches of %d per epoch) from step %d to %d → %s\n",
@@ -145,7 +139,7 @@ func run(o options, stop <-chan os.Signal) error {
 		fmt.Printf("done: %d steps; outputs in %s\n", step, o.out)
 		return nil
 	}
-	s := &session{o: o, model: model, test: test, ckptDir: ckptDir, encoder: encoder, history: history,
+	s := &session{o: o, model: model, test: test, ckptDir: ckptDir, metrics: metrics, history: history,
 		perEpoch: perEpoch, first: step, total: total, stop: stop, devices: devices}
 	fmt.Println("building the training graph (XLA also compiles it: the first step waits for that)…")
 	finished, err := s.run(&endless{batches: batches, name: o.data})
@@ -305,43 +299,6 @@ func writePictures(model *lebm.Model, test *datasets.Images, o options, tag stri
 	err = plots.WriteImagePairs(folder.Reconstructions(tag),
 		originals, reconPixels, o.reconN, h, w, c, 8)
 	return mse, err
-}
-
-// loadHistory reads the metrics of steps up to step from a previous run
-// and rewrites the file without later lines (steps after the checkpoint
-// that the resumed run will redo).
-func loadHistory(path string, upTo int64) ([]stepRecord, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var history []stepRecord
-	decoder := json.NewDecoder(f)
-	for {
-		var rec stepRecord
-		if err := decoder.Decode(&rec); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			break // a line cut short by a crash: drop it and what follows
-		}
-		if rec.Step <= upTo {
-			history = append(history, rec)
-		}
-	}
-	err = atomicfile.Write(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		for _, rec := range history {
-			if err := enc.Encode(rec); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return history, err
 }
 
 // historySeries are the training curves of history, averaged over
