@@ -673,7 +673,7 @@ func TestSamplesWithoutSampleMetrics(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
 	runDir := savedRun(t, -1)
 	opts := options{runDir: runDir, backend: testutil.BackendName(), reconN: 16, batch: 16,
-		chains: 2, chainSteps: 100, maxLag: 5, anomalyHoldout: -1, interpRows: 1, interpSteps: 2}
+		chains: 2, chainSteps: 100, maxLag: 5, anomalyHoldout: -1, interpRows: 1, interpSteps: 2, genSteps: 20}
 	if err := run(opts); err != nil {
 		t.Fatal(err)
 	}
