@@ -404,7 +404,7 @@ func (m *Model) Energies(points []float32, dim int) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return floats(out[0]), nil
+	return float64sOf(out[0]), nil
 }
 
 func (m *Model) hasAverages() bool {
@@ -425,7 +425,8 @@ func toFloat64(t *tensors.Tensor) float64 {
 	panic(fmt.Errorf("density: want a float scalar, got %s", t.Shape()))
 }
 
-func floats(t *tensors.Tensor) []float64 {
+// float64sOf copies the values of a float tensor as float64.
+func float64sOf(t *tensors.Tensor) []float64 {
 	var out []float64
 	t.MustConstFlatData(func(flat any) {
 		switch v := flat.(type) {

@@ -310,7 +310,7 @@ func TestBernoulliBaseAddsItsNegativeLogProbability(t *testing.T) {
 		e := context.MustExecOnce(testBackend(), m.Context(), func(ctx *context.Context, x *Node) *Node {
 			return Energy(ctx, cfg)(x)
 		}, tensors.FromFlatDataAndDimensions(x, 3, 4))
-		return floats(e)
+		return float64sOf(e)
 	}
 	with, without := energies(true), energies(false)
 	for i := range 3 {

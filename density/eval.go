@@ -7,9 +7,9 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/edlebm/edlebm/ema"
-	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/losses"
 )
 
@@ -33,13 +33,17 @@ func (m *Model) LogDensityMSE(isSamples, testSamples []float32, dim int, logDens
 }
 
 // LogDensityMSEFromEnergies computes LogDensityMSE from energies and exact
-// log-densities at the importance samples and the test samples.
+// log-densities at the importance samples and the test samples (NaN when
+// either is empty).
 func LogDensityMSEFromEnergies(eIS, logpIS, eTest, logpTest []float64) float64 {
+	if len(eIS) == 0 || len(eTest) == 0 {
+		return math.NaN()
+	}
 	weights := make([]float64, len(eIS))
 	for i := range eIS {
 		weights[i] = -eIS[i] - logpIS[i]
 	}
-	logZ := eval.LogSumExp(weights) - math.Log(float64(len(eIS)))
+	logZ := floats.LogSumExp(weights) - math.Log(float64(len(eIS)))
 	var mse float64
 	for i := range eTest {
 		d := -eTest[i] - logZ - logpTest[i]
@@ -94,7 +98,7 @@ func (m *Model) EnergyAndDensity(g Grid) (energy, density []float64, err error) 
 	for i, e := range energy {
 		negE[i] = -e
 	}
-	logZ := eval.LogSumExp(negE) + math.Log(cell)
+	logZ := floats.LogSumExp(negE) + math.Log(cell)
 	density = make([]float64, len(energy))
 	for i, e := range energy {
 		density[i] = math.Exp(-e - logZ)

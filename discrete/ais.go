@@ -11,6 +11,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/internal/rngstate"
@@ -179,7 +180,7 @@ func annealBlock(ctx *context.Context, energy losses.EnergyFn, x, logW, betas, l
 }
 
 // logMeanExp returns log(mean(exp(v))) without overflow.
-func logMeanExp(v []float64) float64 { return eval.LogSumExp(v) - math.Log(float64(len(v))) }
+func logMeanExp(v []float64) float64 { return floats.LogSumExp(v) - math.Log(float64(len(v))) }
 
 // bootstrapInterval is the 95 % percentile interval of logMeanExp over
 // 1000 resamplings of v with replacement.

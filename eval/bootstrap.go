@@ -74,23 +74,6 @@ func MeanAUPRC(labels []bool, columns [][]float64, indices []int) float64 {
 	return mean
 }
 
-// LogSumExp is log Σ exp(v), taken about the largest term so that it stays
-// finite where the plain sum overflows; −Inf for no terms or all −Inf.
-func LogSumExp(v []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = math.Max(m, x)
-	}
-	if math.IsInf(m, 0) {
-		return m
-	}
-	var s float64
-	for _, x := range v {
-		s += math.Exp(x - m)
-	}
-	return m + math.Log(s)
-}
-
 // Interval is a central confidence interval [Lo, Hi] of an estimate.
 type Interval struct {
 	Lo float64 `json:"lo"`

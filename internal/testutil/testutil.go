@@ -272,20 +272,6 @@ func WriteBlankIDX(t testing.TB, path string, dims ...int) {
 	}
 }
 
-// LogSumExp is log Σ exp(v) in float64, taken about the largest term so
-// that the reference stays finite where the naive sum overflows.
-func LogSumExp(v []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = math.Max(m, x)
-	}
-	var s float64
-	for _, x := range v {
-		s += math.Exp(x - m)
-	}
-	return m + math.Log(s)
-}
-
 // RequireFashionMNIST skips t, saying what to install, when Debian's
 // Fashion-MNIST files, which the end-to-end tests train and evaluate on,
 // are missing. The README's test command installs them, so there the
