@@ -46,11 +46,11 @@ import (
 
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/cmd/internal/flagcheck"
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
-	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/runreport"

@@ -36,12 +36,12 @@ import (
 
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/cmd/internal/binaryflags"
+	"github.com/edlebm/edlebm/cmd/internal/flagcheck"
 	"github.com/edlebm/edlebm/datasets/graycode"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/eval"
-	"github.com/edlebm/edlebm/internal/binaryflags"
-	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/runs"
 )

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/cmd/internal/flagcheck"
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/datasets/mnist"
-	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/nets"
 	"github.com/edlebm/edlebm/runs"

@@ -26,9 +26,9 @@ import (
 
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/checkpoint"
+	"github.com/edlebm/edlebm/cmd/internal/flagcheck"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
-	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/internal/settings"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/nets"

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/edlebm/edlebm/cmd/internal/flagcheck"
 	"github.com/edlebm/edlebm/density"
-	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/nets"
 )
 
