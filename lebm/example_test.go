@@ -10,7 +10,7 @@ import (
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/lebm"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 // Training a latent EBM prior model with an energy-discrepancy prior update
@@ -66,7 +66,7 @@ func Example() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	run := runs.Folder{Dir: dir} // the layout train-lebm -out resumes from
+	run := training.Folder{Dir: dir} // the layout train-lebm -out resumes from
 	if err := model.Save(run.Checkpoints()); err != nil {
 		panic(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 // Run is what the report shows of a run.
@@ -42,7 +42,7 @@ type Run struct {
 // Load fills the evaluation of a run from Dir/eval when eval-lebm has
 // written one there, and leaves it nil otherwise.
 func (r *Run) Load() {
-	dir := runs.Folder{Dir: r.Dir}.Eval()
+	dir := training.Folder{Dir: r.Dir}.Eval()
 	if s, err := eval.ReadReport(dir); err == nil {
 		r.Eval, r.EvalDir = s, dir
 	}
@@ -54,7 +54,7 @@ func Write(r Run) error {
 	if err != nil {
 		return err
 	}
-	path := runs.Folder{Dir: r.Dir}.Report()
+	path := training.Folder{Dir: r.Dir}.Report()
 	if err := atomicfile.Write(path, func(w io.Writer) error { return pageTemplate.Execute(w, page) }); err != nil {
 		return fmt.Errorf("runreport: %w", err)
 	}
@@ -90,9 +90,9 @@ func (r Run) page() (page, error) {
 	if r.Total > 0 {
 		p.Progress = fmt.Sprintf("step %d of %d (%.0f %%)", r.Step, r.Total, 100*float64(r.Step)/float64(r.Total))
 	}
-	p.Samples, p.SamplesAt = latest(r.Dir, runs.SamplesPattern)
-	p.Recons, p.ReconAt = latest(r.Dir, runs.ReconstructionsPattern)
-	for _, name := range []string{runs.LossesPlot, runs.EnergiesPlot} {
+	p.Samples, p.SamplesAt = latest(r.Dir, training.SamplesPattern)
+	p.Recons, p.ReconAt = latest(r.Dir, training.ReconstructionsPattern)
+	for _, name := range []string{training.LossesPlot, training.EnergiesPlot} {
 		if _, err := os.Stat(filepath.Join(r.Dir, name)); err == nil {
 			p.Curves = append(p.Curves, name)
 		}
@@ -237,7 +237,7 @@ func evalRows(s eval.Report, cfg lebm.Config) ([]evalRow, string) {
 }
 
 // pageTemplate is the report. html/template escapes every value.
-var pageTemplate = template.Must(template.New(runs.ReportFile).Parse(`<!DOCTYPE html>
+var pageTemplate = template.Must(template.New(training.ReportFile).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

@@ -12,7 +12,7 @@ import (
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 // writeGrid writes a small picture at path, dated at.
@@ -58,7 +58,7 @@ func TestWriteReport(t *testing.T) {
 	if err := Write(run); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, runs.ReportFile))
+	data, err := os.ReadFile(filepath.Join(dir, training.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestReportEarlyAndAnomalyRuns(t *testing.T) {
 	if err := Write(Run{Dir: dir, Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(filepath.Join(dir, runs.ReportFile))
+	data, _ := os.ReadFile(filepath.Join(dir, training.ReportFile))
 	for _, want := range []string{"CD-LEBM on mnist, class 4 held out", "No pictures yet", "No curves yet", "Not evaluated yet"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("early report lacks %q", want)

@@ -37,7 +37,7 @@ import (
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/lebm"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 // referenceFile is the file of each shape-method folder.
@@ -129,7 +129,7 @@ func writeReferences(b backends.Backend, o options, w io.Writer) error {
 				return err
 			}
 			dir := filepath.Join(o.write, shape+"-"+method)
-			if err := model.Save(runs.Folder{Dir: dir}.Checkpoints()); err != nil {
+			if err := model.Save(training.Folder{Dir: dir}.Checkpoints()); err != nil {
 				return err
 			}
 			ref := reference{Shape: shape, Method: method, Batch: o.batch, Backend: b.Name(), Inputs: drawInputs(cfg, o.batch, o.seed)}
@@ -170,7 +170,7 @@ func checkReferences(b backends.Backend, o options, w io.Writer) (failed int, er
 		if err != nil {
 			return failed, err
 		}
-		model, err := lebm.Load(b, runs.Folder{Dir: filepath.Dir(path)}.Checkpoints())
+		model, err := lebm.Load(b, training.Folder{Dir: filepath.Dir(path)}.Checkpoints())
 		if err != nil {
 			return failed, err
 		}

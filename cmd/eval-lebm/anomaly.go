@@ -10,7 +10,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 // scoreAnomalies rebuilds the run's anomaly-detection split, scores (an
@@ -49,7 +49,7 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 		return nil
 	}
 	if fromSnapshots {
-		snapshots := runs.Folder{Dir: o.runDir}.Epochs()
+		snapshots := training.Folder{Dir: o.runDir}.Epochs()
 		paths, err := lebm.Checkpoints(snapshots)
 		if err != nil {
 			return fmt.Errorf("-anomaly-checkpoints %d: %w (train with -keep-epochs)", o.anomalyCkpts, err)

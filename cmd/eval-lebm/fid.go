@@ -23,7 +23,7 @@ import (
 	"github.com/edlebm/edlebm/fid"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 // generateSamples draws n images from the model (its prior Langevin
@@ -105,7 +105,7 @@ func loadSampleMetrics(b backends.Backend, o options, h, w, c int) (*sampleMetri
 }
 
 func (m *sampleMetrics) loadClassifier(b backends.Backend, h, w, c int) error {
-	clf, err := classifier.Load(b, runs.Folder{Dir: m.o.classifierDir}.Checkpoints())
+	clf, err := classifier.Load(b, training.Folder{Dir: m.o.classifierDir}.Checkpoints())
 	if err != nil {
 		return err
 	}

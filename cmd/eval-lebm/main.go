@@ -54,7 +54,7 @@ import (
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/runreport"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 // options are the command's flags.
@@ -106,7 +106,7 @@ func main() {
 	flag.IntVar(&o.interpRows, "interp-rows", 8, "rows of the prior and posterior interpolation grids")
 	flag.IntVar(&o.interpSteps, "interp-steps", 10, "images per interpolation row (endpoints included)")
 	flag.IntVar(&o.bootstrap, "bootstrap", 1000, "resamples for the 95 % bootstrap intervals of the reconstruction MSE (over the images) and the FIDs (over the samples); 0: none")
-	flag.BoolVar(&o.eachEpoch, "each-epoch", false, "also measure every end-of-epoch snapshot in RUN/"+runs.EpochsDir+" (train-lebm -keep-epochs): reconstruction MSE, the FIDs asked for and the prior chains' R̂, with the same settings, into summary.json's \"epochs\" (compare-evals plots them)")
+	flag.BoolVar(&o.eachEpoch, "each-epoch", false, "also measure every end-of-epoch snapshot in RUN/"+training.EpochsDir+" (train-lebm -keep-epochs): reconstruction MSE, the FIDs asked for and the prior chains' R̂, with the same settings, into summary.json's \"epochs\" (compare-evals plots them)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatalf("eval-lebm: %v", err)
@@ -190,7 +190,7 @@ func run(o options) error {
 	if err := o.checkValues(); err != nil {
 		return err
 	}
-	folder := runs.Folder{Dir: runDir}
+	folder := training.Folder{Dir: runDir}
 	if out == "" {
 		out = folder.Eval()
 	}

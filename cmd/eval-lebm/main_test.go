@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/edlebm/edlebm/internal/testutil"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
@@ -101,7 +101,7 @@ func savedRun(t *testing.T, anomalyHoldout int) string {
 		if err := model.EndEpoch(); err != nil {
 			t.Fatal(err)
 		}
-		if err := model.SaveKeeping(filepath.Join(run, runs.EpochsDir), 5); err != nil {
+		if err := model.SaveKeeping(filepath.Join(run, training.EpochsDir), 5); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -263,7 +263,7 @@ func checkEpochs(t *testing.T, runDir string, s *eval.Report) {
 		t.Fatalf("%d per-epoch reports, want one for each of the 2 snapshots", len(s.Epochs))
 	}
 	for i, e := range s.Epochs {
-		if e.Epoch != int64(i+1) || e.Step != int64(i) || filepath.Dir(e.Checkpoint) != filepath.Join(runDir, runs.EpochsDir) {
+		if e.Epoch != int64(i+1) || e.Step != int64(i) || filepath.Dir(e.Checkpoint) != filepath.Join(runDir, training.EpochsDir) {
 			t.Errorf("per-epoch report %d: epoch %d, step %d at %s; want epoch %d, step %d in the run's snapshots", i, e.Epoch, e.Step, e.Checkpoint, i+1, i)
 		}
 		model, err := lebm.LoadCheckpoint(testutil.Backend(), e.Checkpoint)

@@ -48,7 +48,7 @@ import (
 	"github.com/edlebm/edlebm/discrete"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/plots"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 // binarySets are the -data sets: 28×28 gray images.
@@ -200,7 +200,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	writer, err := runs.Folder{Dir: o.out}.Claim()
+	writer, err := training.Folder{Dir: o.out}.Claim()
 	if err != nil {
 		return fmt.Errorf("flag -out: %w", err)
 	}
@@ -237,7 +237,7 @@ type result struct {
 // evaluates it and draws its samples.
 func trainOne(b backends.Backend, d data, cfg density.Config, o options) (result, error) {
 	dir := filepath.Join(o.out, cfg.Method)
-	ckptDir := runs.Folder{Dir: dir}.Checkpoints()
+	ckptDir := training.Folder{Dir: dir}.Checkpoints()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return result{}, err
 	}

@@ -31,7 +31,7 @@ import (
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 type options struct {
@@ -101,12 +101,12 @@ func run(o options) error {
 	if changes := cfg.Changes(defaults); len(changes) > 0 {
 		fmt.Printf("settings changed from the defaults: %s\n", strings.Join(changes, ", "))
 	}
-	writer, err := runs.Folder{Dir: o.out}.Claim()
+	writer, err := training.Folder{Dir: o.out}.Claim()
 	if err != nil {
 		return fmt.Errorf("flag -out: %w", err)
 	}
 	defer writer.Release()
-	ckpt := runs.Folder{Dir: o.out}.Checkpoints()
+	ckpt := training.Folder{Dir: o.out}.Checkpoints()
 	var model *classifier.Model
 	if _, err := checkpoint.Latest(ckpt); errors.Is(err, os.ErrNotExist) {
 		if model, err = classifier.New(b, cfg); err != nil {

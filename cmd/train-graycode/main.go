@@ -43,7 +43,7 @@ import (
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/plots"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 type options struct {
@@ -118,7 +118,7 @@ func run(o options) error {
 		return err
 	}
 	defer b.Finalize()
-	writer, err := runs.Folder{Dir: o.out}.Claim()
+	writer, err := training.Folder{Dir: o.out}.Claim()
 	if err != nil {
 		return fmt.Errorf("flag -out: %w", err)
 	}

@@ -32,7 +32,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/ising"
 	"github.com/edlebm/edlebm/discrete"
 	"github.com/edlebm/edlebm/plots"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 type options struct {
@@ -115,7 +115,7 @@ func run(o options) error {
 		return err
 	}
 	defer b.Finalize()
-	writer, err := runs.Folder{Dir: o.out}.Claim()
+	writer, err := training.Folder{Dir: o.out}.Claim()
 	if err != nil {
 		return fmt.Errorf("flag -out: %w", err)
 	}

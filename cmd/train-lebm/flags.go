@@ -15,7 +15,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/nets"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 // options are the command's settings: the model configuration plus what
@@ -68,7 +68,7 @@ func parseFlags(args []string) (options, error) {
 	if !slices.Contains(byname.Names, o.data) {
 		return o, fmt.Errorf("flag -data %s: no loader for it yet; the data sets this command reads are %v", o.data, byname.Names)
 	}
-	cfg, err := model.config(fs, o.data)
+	cfg, err := model.config(o.data)
 	if err != nil {
 		// Name the flag at fault: the one whose value fails on its own.
 		return o, flagcheck.Blame(fs, err, []string{"data"}, func(args []string) error {
@@ -77,7 +77,7 @@ func parseFlags(args []string) (options, error) {
 			if err := fs.Parse(args); err != nil {
 				return err
 			}
-			_, err := model.config(fs, alone.data)
+			_, err := model.config(alone.data)
 			return err
 		})
 	}
@@ -131,7 +131,7 @@ func declareFlags(o *options) (*flag.FlagSet, modelSettings) {
 	fs.IntVar(&o.anomalyHoldout, "anomaly-holdout", -1, "anomaly-detection protocol: pool train and test, hold this class out, train on 80 % of the rest (seed 42); -1: off")
 	fs.IntVar(&o.gridN, "grid", 64, "generated images in each sample grid")
 	fs.IntVar(&o.reconN, "recon", 32, "test images in each reconstruction grid")
-	fs.IntVar(&o.keepEpochs, "keep-epochs", 0, "also snapshot the model at the end of each epoch into OUT/"+runs.EpochsDir+", keeping the last N (eval-lebm averages anomaly AUPRC over them); 0: off")
+	fs.IntVar(&o.keepEpochs, "keep-epochs", 0, "also snapshot the model at the end of each epoch into OUT/"+training.EpochsDir+", keeping the last N (eval-lebm averages anomaly AUPRC over them); 0: off")
 	fs.DurationVar(&o.checkpointEvery, "checkpoint-every", 10*time.Minute, "also checkpoint this often within an epoch")
 	fs.DurationVar(&o.picturesEvery, "pictures-every", 5*time.Minute, "besides each epoch's grids, write sample and reconstruction grids this often within an epoch (files named by step)")
 	fs.IntVar(&o.devices, "devices", 0, "train data-parallel over this many devices, each batch split between them (0: every device on CUDA, one elsewhere; on XLA CPU, the plugin is asked for that many devices); -batch must be a multiple of it")
@@ -147,49 +147,30 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 }
 
 // modelSettings are flags that override the data set's default Config
-// when given.
+// when given: -preset, -set, and the short flags of lebm's settings table.
 type modelSettings struct {
-	preset, method, set                                         *string
-	seed                                                        *int64
-	postSteps, testPostSteps, priorSteps, genSteps, edM, smProj *int
-	postStep, testPostStep, priorStep, genStep                  *float64
-	edT, edW, lrGen, lrPrior, lrDecay, sigma                    *float64
-	smVariant, computeDType, priorInit                          *string
+	preset, set *string
+	apply       func(*lebm.Config) error
 }
 
+// defaultSeed makes runs reproducible unless -seed 0 asks for a random
+// seed (lebm's own default).
+const defaultSeed = 1
+
 func modelFlags(fs *flag.FlagSet) modelSettings {
-	d, _ := lebm.DefaultConfig("svhn") // for the help text only
+	help, _ := lebm.DefaultConfig("svhn") // what -h shows
+	help.Seed, help.Prior.Init = defaultSeed, nets.InitPyTorch
 	return modelSettings{
 		preset: fs.String("preset", lebm.PresetPaper, fmt.Sprintf("settings the other flags start from: %q the paper's, %q Pang et al.'s CD-LEBM baseline (method cd, prior lr 2e-5, lr decay 0.998 per epoch, batch %d)", lebm.PresetPaper, lebm.PresetPangCD, lebm.PangCDBatch)),
-		method: fs.String("method", lebm.MethodED, fmt.Sprintf("prior update: %v", lebm.Methods)),
 		set: fs.String("set", "", "GoMLX context settings, applied after the flags: \"lebm_ed_t=0.5;lebm_prior_lr=1e-4\" or \"file:settings.txt\"; "+
 			"every setting of the model and its training, the flags above being short forms of some: "+strings.Join(lebm.SettingNames(), ", ")),
-		seed:          fs.Int64("seed", 1, "random seed (0: random)"),
-		postSteps:     fs.Int("posterior-steps", d.PosteriorLangevin.Steps, "training posterior Langevin steps (paper: 20; 40 for cifar10)"),
-		postStep:      fs.Float64("posterior-step", d.PosteriorLangevin.StepSize, "training posterior Langevin step size s"),
-		testPostSteps: fs.Int("test-posterior-steps", d.TestPosteriorLangevin.Steps, "test-time posterior Langevin steps (reconstructions)"),
-		testPostStep:  fs.Float64("test-posterior-step", d.TestPosteriorLangevin.StepSize, "test-time posterior Langevin step size"),
-		priorSteps:    fs.Int("prior-steps", d.PriorLangevin.Steps, "CD: prior Langevin steps"),
-		priorStep:     fs.Float64("prior-step", d.PriorLangevin.StepSize, "CD: prior Langevin step size"),
-		genSteps:      fs.Int("gen-steps", d.GenerationLangevin.Steps, "generation: prior Langevin steps"),
-		genStep:       fs.Float64("gen-step", d.GenerationLangevin.StepSize, "generation: prior Langevin step size"),
-		edT:           fs.Float64("ed-t", d.ED.T, "ED: perturbation variance t"),
-		edM:           fs.Int("ed-m", d.ED.M, "ED: negative samples M"),
-		edW:           fs.Float64("ed-w", d.ED.W, "ED: stabiliser w"),
-		smVariant:     fs.String("sm-variant", d.SMVariant, fmt.Sprintf("SM: estimator %v", lebm.SMVariants)),
-		smProj:        fs.Int("sm-projections", d.SMProjections, "SM: projections of the sliced estimator"),
-		lrGen:         fs.Float64("lr-gen", d.GeneratorLR, "generator Adam learning rate"),
-		lrPrior:       fs.Float64("lr-prior", d.PriorLR, "prior Adam learning rate"),
-		lrDecay:       fs.Float64("lr-decay", d.LRDecay, "learning-rate decay per epoch (1: none)"),
-		sigma:         fs.Float64("sigma", d.Sigma, "σ of the Gaussian likelihood"),
-		priorInit:     fs.String("prior-init", nets.InitPyTorch, fmt.Sprintf("initialisation of the prior EBM's dense layers %v: PyTorch's nn.Linear default, as the authors' code, or Xavier-normal weights with zero biases", nets.MLPInits)),
-		computeDType:  fs.String("compute-dtype", d.ComputeDType, fmt.Sprintf("generator layers' dtype %q: bfloat16 for the GPU's fast matrix units, variables and energies staying float32 (\"\": float32)", lebm.ComputeDTypes)),
+		apply: lebm.DeclareFlags(fs, help),
 	}
 }
 
-// config returns the data set's default configuration with the flags the
-// user set applied, validated.
-func (s modelSettings) config(fs *flag.FlagSet, data string) (lebm.Config, error) {
+// config returns the data set's default configuration (of -preset) with
+// the flags the user set applied, then -set, validated.
+func (s modelSettings) config(data string) (lebm.Config, error) {
 	if _, err := lebm.DefaultConfig(data); err != nil {
 		return lebm.Config{}, fmt.Errorf("flag -data: %w", err)
 	}
@@ -197,65 +178,14 @@ func (s modelSettings) config(fs *flag.FlagSet, data string) (lebm.Config, error
 	if err != nil {
 		return cfg, fmt.Errorf("flag -preset: %w", err)
 	}
-	set := setFlags(fs)
-	if set["method"] || *s.preset == lebm.PresetPaper {
-		cfg.Method = *s.method
+	cfg.Seed = defaultSeed
+	if err := s.apply(&cfg); err != nil {
+		return cfg, err
 	}
-	cfg.Seed = *s.seed
-	s.apply(&cfg, set)
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
 	}
 	return cfg.WithSettings(*s.set)
-}
-
-// apply copies the flags the user set into cfg.
-func (s modelSettings) apply(cfg *lebm.Config, set map[string]bool) {
-	ints := map[string]struct {
-		dst *int
-		src *int
-	}{
-		"posterior-steps":      {&cfg.PosteriorLangevin.Steps, s.postSteps},
-		"test-posterior-steps": {&cfg.TestPosteriorLangevin.Steps, s.testPostSteps},
-		"prior-steps":          {&cfg.PriorLangevin.Steps, s.priorSteps},
-		"gen-steps":            {&cfg.GenerationLangevin.Steps, s.genSteps},
-		"ed-m":                 {&cfg.ED.M, s.edM},
-		"sm-projections":       {&cfg.SMProjections, s.smProj},
-	}
-	for name, p := range ints {
-		if set[name] {
-			*p.dst = *p.src
-		}
-	}
-	floats := map[string]struct {
-		dst *float64
-		src *float64
-	}{
-		"posterior-step":      {&cfg.PosteriorLangevin.StepSize, s.postStep},
-		"test-posterior-step": {&cfg.TestPosteriorLangevin.StepSize, s.testPostStep},
-		"prior-step":          {&cfg.PriorLangevin.StepSize, s.priorStep},
-		"gen-step":            {&cfg.GenerationLangevin.StepSize, s.genStep},
-		"ed-t":                {&cfg.ED.T, s.edT},
-		"ed-w":                {&cfg.ED.W, s.edW},
-		"lr-gen":              {&cfg.GeneratorLR, s.lrGen},
-		"lr-prior":            {&cfg.PriorLR, s.lrPrior},
-		"lr-decay":            {&cfg.LRDecay, s.lrDecay},
-		"sigma":               {&cfg.Sigma, s.sigma},
-	}
-	for name, p := range floats {
-		if set[name] {
-			*p.dst = *p.src
-		}
-	}
-	if set["sm-variant"] {
-		cfg.SMVariant = *s.smVariant
-	}
-	if set["compute-dtype"] {
-		cfg.ComputeDType = *s.computeDType
-	}
-	if set["prior-init"] && *s.priorInit != nets.InitPyTorch {
-		cfg.Prior.Init = *s.priorInit
-	}
 }
 
 // downloadHint tells how to fetch data set name, when -download can.

@@ -14,7 +14,7 @@ import (
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/runreport"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 // errStopped ends the loop at the user's request (a signal, -stop-after),
@@ -32,7 +32,7 @@ type session struct {
 	model   *lebm.Model
 	test    *datasets.Images
 	ckptDir string
-	metrics *runs.Log[stepRecord]
+	metrics *training.Log[stepRecord]
 	history []stepRecord
 	// perEpoch is the number of steps per epoch; first the global step
 	// this invocation started from; total the run's last step.
@@ -79,7 +79,7 @@ func (s *session) run(ds *endless) (finished bool, err error) {
 		if s.drawn == s.rec.Step {
 			return nil
 		}
-		_, err := s.pictures(runs.StepTag(s.rec.Step))
+		_, err := s.pictures(training.StepTag(s.rec.Step))
 		return err
 	}))
 	loop.OnStep("stop if asked", 5, s.hook(s.stopIfAsked))
@@ -138,7 +138,7 @@ func (s *session) endEpoch() (err error) {
 	if err := s.model.EndEpoch(); err != nil {
 		return err
 	}
-	s.rec.TestReconstructionMSE, err = s.pictures(runs.EpochTag(s.rec.Step / s.perEpoch))
+	s.rec.TestReconstructionMSE, err = s.pictures(training.EpochTag(s.rec.Step / s.perEpoch))
 	return err
 }
 
@@ -156,7 +156,7 @@ func (s *session) pictures(tag string) (mse float64, err error) {
 }
 
 // appendMetrics writes the step's record, before the step's checkpoint
-// (runs.Log says why).
+// (training.Log says why).
 func (s *session) appendMetrics() error {
 	s.history = append(s.history, s.rec)
 	if err := s.metrics.Append(s.rec); err != nil {
@@ -173,11 +173,11 @@ func (s *session) saveEpoch() error {
 		return err
 	}
 	if s.o.keepEpochs > 0 {
-		if err := s.model.SaveKeeping(runs.Folder{Dir: s.o.out}.Epochs(), s.o.keepEpochs); err != nil {
+		if err := s.model.SaveKeeping(training.Folder{Dir: s.o.out}.Epochs(), s.o.keepEpochs); err != nil {
 			return err
 		}
 	}
-	if err := plotHistory(runs.Folder{Dir: s.o.out}, s.history); err != nil {
+	if err := plotHistory(training.Folder{Dir: s.o.out}, s.history); err != nil {
 		return err
 	}
 	report := runreport.Run{Dir: s.o.out, Config: s.model.Config(), Step: s.rec.Step, Total: s.total}

@@ -18,7 +18,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/lebm"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 // quickFlags train the mnist-size model on a slice of Fashion-MNIST fast
@@ -326,7 +326,7 @@ func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
 func TestOneWriterPerRunFolder(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
 	out := t.TempDir()
-	holder, err := runs.Folder{Dir: out}.Claim()
+	holder, err := training.Folder{Dir: out}.Claim()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,8 +341,8 @@ func TestOneWriterPerRunFolder(t *testing.T) {
 		}
 	}
 	entries, _ := os.ReadDir(out)
-	if len(entries) != 1 || entries[0].Name() != runs.LockFile {
-		t.Errorf("the refused run left %v in the folder, want only the holder's %s", entries, runs.LockFile)
+	if len(entries) != 1 || entries[0].Name() != training.LockFile {
+		t.Errorf("the refused run left %v in the folder, want only the holder's %s", entries, training.LockFile)
 	}
 }
 

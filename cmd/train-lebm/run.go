@@ -24,10 +24,10 @@ import (
 	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
-// stepRecord is one line of the run's metrics log (runs.MetricsFile).
+// stepRecord is one line of the run's metrics log (training.MetricsFile).
 type stepRecord struct {
 	Step              int64   `json:"step"`
 	Epoch             int64   `json:"epoch"`
@@ -89,8 +89,8 @@ func run(o options, stop <-chan os.Signal) error {
 	}
 	// A folder that exists is claimed before its checkpoint is read; a new
 	// one is made (by the claim) only once the flags and the data are good.
-	folder := runs.Folder{Dir: o.out}
-	var writer *runs.Writer
+	folder := training.Folder{Dir: o.out}
+	var writer *training.Writer
 	defer func() { writer.Release() }()
 	claim := func() (err error) {
 		if writer == nil {
@@ -126,7 +126,7 @@ func run(o options, stop <-chan os.Signal) error {
 	if err := batches.Seek(int(step/perEpoch), int(step%perEpoch)); err != nil {
 		return err
 	}
-	metrics, history, err := runs.OpenLog(folder.Metrics(), step, func(r stepRecord) int64 { return r.Step })
+	metrics, history, err := training.OpenLog(folder.Metrics(), step, func(r stepRecord) int64 { return r.Step })
 	if err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func writePictures(model *lebm.Model, test *datasets.Images, o options, tag stri
 	defer samples.FinalizeAll()
 	h, w, c := test.Height, test.Width, test.Channels
 	cols := int(math.Ceil(math.Sqrt(float64(o.gridN))))
-	folder := runs.Folder{Dir: o.out}
+	folder := training.Folder{Dir: o.out}
 	err = plots.WriteImageGrid(folder.Samples(tag),
 		tensors.MustCopyFlatData[float32](samples), o.gridN, h, w, c, cols)
 	if err != nil {
@@ -344,12 +344,12 @@ func seriesOf(history []stepRecord) historySeries {
 	return s
 }
 
-// plotHistory draws the losses (runs.LossesPlot) and the mean energies of
-// the posterior and, for CD, prior samples (runs.EnergiesPlot) over
+// plotHistory draws the losses (training.LossesPlot) and the mean energies of
+// the posterior and, for CD, prior samples (training.EnergiesPlot) over
 // training in the run folder.
-func plotHistory(folder runs.Folder, history []stepRecord) error {
+func plotHistory(folder training.Folder, history []stepRecord) error {
 	s := seriesOf(history)
-	err := plots.WriteLinePlot(folder.Path(runs.LossesPlot), plots.LinePlot{Title: "Training losses", XLabel: "step", YLabel: "value",
+	err := plots.WriteLinePlot(folder.Path(training.LossesPlot), plots.LinePlot{Title: "Training losses", XLabel: "step", YLabel: "value",
 		Series: []plots.Series{*s.recon, *s.prior}})
 	if err != nil {
 		return err
@@ -358,7 +358,7 @@ func plotHistory(folder runs.Folder, history []stepRecord) error {
 	if s.neg != nil {
 		energies = append(energies, *s.neg)
 	}
-	return plots.WriteLinePlot(folder.Path(runs.EnergiesPlot), plots.LinePlot{Title: "Prior energy f at the samples", XLabel: "step", YLabel: "mean f",
+	return plots.WriteLinePlot(folder.Path(training.EnergiesPlot), plots.LinePlot{Title: "Prior energy f at the samples", XLabel: "step", YLabel: "mean f",
 		Series: energies})
 }
 

@@ -33,7 +33,7 @@ import (
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/nets"
 	"github.com/edlebm/edlebm/plots"
-	"github.com/edlebm/edlebm/runs"
+	"github.com/edlebm/edlebm/training"
 )
 
 type options struct {
@@ -145,7 +145,7 @@ func run(o options) error {
 	defer b.Finalize()
 
 	dir := filepath.Join(o.out, o.data)
-	writer, err := runs.Folder{Dir: dir}.Claim()
+	writer, err := training.Folder{Dir: dir}.Claim()
 	if err != nil {
 		return fmt.Errorf("flag -out: %w", err)
 	}
@@ -253,7 +253,7 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options,
 	// Checkpoint as often as the curve is extended, so a stopped run
 	// resumes with both.
 	train.EveryNSteps(loop, o.evalEvery, "checkpoint", 1, func(*train.Loop, []*tensors.Tensor) error {
-		return model.Save(runs.Folder{Dir: dir}.Checkpoints())
+		return model.Save(training.Folder{Dir: dir}.Checkpoints())
 	})
 	if _, err := loop.RunToGlobalStep(ds, o.steps); err != nil {
 		return curve, err
@@ -316,7 +316,7 @@ func (r *runSettings) params() []settings.Param {
 // new run stores its settings in the model's context for its checkpoints.
 func resume(model *density.Model, ds *toy2d.Dataset, o options, dir string) ([]point, error) {
 	run := runSettings{o.data, o.seed, o.batch}
-	ckptDir := runs.Folder{Dir: dir}.Checkpoints()
+	ckptDir := training.Folder{Dir: dir}.Checkpoints()
 	if _, err := checkpoint.Latest(ckptDir); errors.Is(err, os.ErrNotExist) {
 		settings.Set(model.Context(), run.params())
 		return nil, nil

@@ -29,6 +29,9 @@ type Param struct {
 	// value.
 	Optional bool
 	Absent   any
+	// Flag, when not empty, is the setting's short command-line flag
+	// ("ed-t" for "lebm_ed_t"; see DeclareFlags), and Usage its help.
+	Flag, Usage string
 }
 
 // Value is a field stored as a parameter of another type, such as a list
