@@ -83,6 +83,17 @@ func (f Folder) Claim() (*Writer, error) {
 	return &Writer{file: file, path: path}, nil
 }
 
+// ClaimIfExists claims the folder when it exists already — a run to
+// resume claims it before reading its checkpoint — and returns nil, nil
+// when it does not, so that a new run can make it (by Claim) only once it
+// knows it will write there.
+func (f Folder) ClaimIfExists() (*Writer, error) {
+	if _, err := os.Stat(f.Dir); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return f.Claim()
+}
+
 // Release ends the hold and removes the lock file. Releasing a nil or
 // released Writer does nothing.
 func (w *Writer) Release() error {

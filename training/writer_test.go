@@ -129,3 +129,24 @@ func TestClaimOnAFile(t *testing.T) {
 		t.Errorf("Claim on a file: %v, want an error naming %s", err, path)
 	}
 }
+
+func TestClaimIfExists(t *testing.T) {
+	missing := Folder{Dir: filepath.Join(t.TempDir(), "new")}
+	w, err := missing.ClaimIfExists()
+	if w != nil || err != nil {
+		t.Errorf("ClaimIfExists of a missing folder: %v, %v; want nil, nil", w, err)
+	}
+	if _, err := os.Stat(missing.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ClaimIfExists made the folder (%v)", err)
+	}
+	existing := Folder{Dir: t.TempDir()}
+	w, err = existing.ClaimIfExists()
+	if w == nil || err != nil {
+		t.Fatalf("ClaimIfExists of an existing folder: %v, %v; want a hold", w, err)
+	}
+	defer w.Release()
+	var busy *BusyError
+	if _, err := existing.ClaimIfExists(); !errors.As(err, &busy) {
+		t.Errorf("a second ClaimIfExists: %v, want a *BusyError", err)
+	}
+}

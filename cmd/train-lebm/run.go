@@ -50,61 +50,22 @@ func run(o options, stop <-chan os.Signal) error {
 	if info, err := os.Stat(o.out); err == nil && !info.IsDir() {
 		return fmt.Errorf("flag -out %s: a file, not a folder", o.out)
 	}
-	if o.download {
-		name := o.data
-		if _, ok := download.Registry[name]; !ok {
-			return fmt.Errorf("flag -download: no official download for %s (CelebA must be fetched by hand)", o.data)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		if err := download.FetchDataset(ctx, name, o.dataDir, download.WithProgress(os.Stdout)); err != nil {
-			return fmt.Errorf("flag -download: %w", err)
-		}
+	if err := fetchData(o); err != nil {
+		return err
 	}
-	choice, err := backend.Resolve(o.backend)
-	if err != nil {
-		return fmt.Errorf("flag -backend: %w", err)
-	}
-	if note := o.sizeFor(choice); note != "" {
-		fmt.Println(note)
-	}
-	if paper, err := lebm.DefaultConfig(o.data); err == nil {
-		paper.Seed = o.cfg.Seed // the paper has none; -seed is reported by the run
-		if changes := o.cfg.Changes(paper); len(changes) > 0 {
-			fmt.Printf("settings changed from the paper's: %s\n", strings.Join(changes, ", "))
-		}
-	}
-	request := o.backend
-	if cpuDevices := backend.CPUDevicesFor(o.devices); choice.CPUDevices > 0 && cpuDevices > choice.CPUDevices {
-		request += fmt.Sprintf(",devices=%d", cpuDevices)
-	}
-	b, err := backend.OpenForCommand(request)
+	b, devices, err := openBackend(o)
 	if err != nil {
 		return err
 	}
 	defer b.Finalize()
-	devices, err := o.deviceCount(choice, b.NumDevices())
-	if err != nil {
-		return err
-	}
 	// A folder that exists is claimed before its checkpoint is read; a new
 	// one is made (by the claim) only once the flags and the data are good.
 	folder := training.Folder{Dir: o.out}
-	var writer *training.Writer
+	writer, err := folder.ClaimIfExists()
+	if err != nil {
+		return fmt.Errorf("flag -out: %w", err)
+	}
 	defer func() { writer.Release() }()
-	claim := func() (err error) {
-		if writer == nil {
-			if writer, err = folder.Claim(); err != nil {
-				return fmt.Errorf("flag -out: %w", err)
-			}
-		}
-		return nil
-	}
-	if _, err := os.Stat(o.out); err == nil {
-		if err := claim(); err != nil {
-			return err
-		}
-	}
 	ckptDir := folder.Checkpoints()
 	model, err := openModel(b, o.cfg, ckptDir)
 	if err != nil {
@@ -115,8 +76,10 @@ func run(o options, stop <-chan os.Signal) error {
 		return err
 	}
 	defer batches.Close()
-	if err := claim(); err != nil {
-		return err
+	if writer == nil {
+		if writer, err = folder.Claim(); err != nil {
+			return fmt.Errorf("flag -out: %w", err)
+		}
 	}
 	perEpoch := int64(batches.BatchesPerEpoch())
 	step, err := model.GlobalStep()
@@ -148,6 +111,56 @@ func run(o options, stop <-chan os.Signal) error {
 	}
 	fmt.Printf("\ndone: %d steps; outputs in %s\n", total, o.out)
 	return nil
+}
+
+// fetchData downloads the data set's official files when -download asks.
+func fetchData(o options) error {
+	if !o.download {
+		return nil
+	}
+	if _, ok := download.Registry[o.data]; !ok {
+		return fmt.Errorf("flag -download: no official download for %s (CelebA must be fetched by hand)", o.data)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := download.FetchDataset(ctx, o.data, o.dataDir, download.WithProgress(os.Stdout)); err != nil {
+		return fmt.Errorf("flag -download: %w", err)
+	}
+	return nil
+}
+
+// openBackend opens the backend -backend asks for, with as many CPU
+// devices as -devices needs, saying how the run is sized and what it
+// changed from the paper's settings; it returns the number of devices to
+// train on.
+func openBackend(o options) (backends.Backend, int, error) {
+	choice, err := backend.Resolve(o.backend)
+	if err != nil {
+		return nil, 0, fmt.Errorf("flag -backend: %w", err)
+	}
+	if note := o.sizeFor(choice); note != "" {
+		fmt.Println(note)
+	}
+	if paper, err := lebm.DefaultConfig(o.data); err == nil {
+		paper.Seed = o.cfg.Seed // the paper has none; -seed is reported by the run
+		if changes := o.cfg.Changes(paper); len(changes) > 0 {
+			fmt.Printf("settings changed from the paper's: %s\n", strings.Join(changes, ", "))
+		}
+	}
+	request := o.backend
+	if cpuDevices := backend.CPUDevicesFor(o.devices); choice.CPUDevices > 0 && cpuDevices > choice.CPUDevices {
+		request += fmt.Sprintf(",devices=%d", cpuDevices)
+	}
+	b, err := backend.OpenForCommand(request)
+	if err != nil {
+		return nil, 0, err
+	}
+	devices, err := o.deviceCount(choice, b.NumDevices())
+	if err != nil {
+		b.Finalize()
+		return nil, 0, err
+	}
+	return b, devices, nil
 }
 
 // deviceCount is the number of devices to train on: -devices, or by
