@@ -68,6 +68,8 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 	for _, a := range s.AnomalyAUPRCs {
 		s.AnomalyAUPRC += a / float64(len(s.AnomalyAUPRCs))
 	}
+	fmt.Printf("anomaly detection, class %d held out: AUPRC %.4f on %d test images (mean over %d checkpoints)\n",
+		o.anomalyHoldout, s.AnomalyAUPRC, s.AnomalyImages, len(s.AnomalyAUPRCs))
 	return eval.WriteAnomalyScores(filepath.Join(out, eval.AnomalyScoresFile), labels, columns)
 }
 

@@ -41,6 +41,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"gonum.org/v1/gonum/stat"
 
@@ -179,45 +180,22 @@ func (o options) checkValues() error {
 }
 
 func run(o options) error {
-	runDir, out := o.runDir, o.out
-	reconN, batch, chains, chainSteps, maxLag := o.reconN, o.batch, o.chains, o.chainSteps, o.maxLag
-	if runDir == "" {
-		return fmt.Errorf("flag -run: the train-lebm output folder is required")
-	}
-	if o.data != "" && !slices.Contains(byname.Names, o.data) {
-		return fmt.Errorf("flag -data %q: want one of %v", o.data, byname.Names)
-	}
-	if err := o.checkValues(); err != nil {
+	runDir, reconN, batch := o.runDir, o.reconN, o.batch
+	out, err := o.outFolder()
+	if err != nil {
 		return err
 	}
 	folder := training.Folder{Dir: runDir}
-	if out == "" {
-		out = folder.Eval()
-	}
-	if info, err := os.Stat(out); err == nil && !info.IsDir() {
-		return fmt.Errorf("flag -out %s: a file, not a folder", out)
-	}
 	b, err := backend.OpenForCommand(o.backend)
 	if err != nil {
 		return err
 	}
 	defer b.Finalize()
-	ckpt := folder.Checkpoints()
-	model, err := lebm.Load(b, ckpt, o.samplers()...)
+	model, s, err := o.loadModel(b, folder.Checkpoints())
 	if err != nil {
-		return fmt.Errorf("flag -run: %w", err)
+		return err
 	}
 	cfg := model.Config()
-	if err := o.fromCheckpoint(cfg); err != nil {
-		return err
-	}
-	dataDir := o.dataDir
-	s := eval.Report{Checkpoint: ckpt, Data: o.data, Method: cfg.Method, Chains: chains, ChainSteps: chainSteps, AnomalyHeldOut: o.anomalyHoldout,
-		TestPosteriorSteps: cfg.TestPosteriorLangevin.Steps, TestPosteriorStepSize: cfg.TestPosteriorLangevin.StepSize,
-		GenerationSteps: cfg.GenerationLangevin.Steps, GenerationStepSize: cfg.GenerationLangevin.StepSize}
-	if s.Step, err = model.GlobalStep(); err != nil {
-		return err
-	}
 
 	var snapshots []string // -each-epoch's, listed before the slow work
 	if o.eachEpoch {
@@ -233,20 +211,9 @@ func run(o options) error {
 		}
 	}
 
-	testLimit := reconN
-	if o.attribute != "" {
-		testLimit = max(reconN, o.attributeN)
-	}
-	test, err := byname.Load(o.data, dataDir, "test", testLimit)
+	test, err := loadTest(o, h, w, c)
 	if err != nil {
-		return fmt.Errorf("flag -data-dir: %w", err)
-	}
-	if test.Height != h || test.Width != w || test.Channels != c {
-		return fmt.Errorf("flag -data-dir %s: images are %d×%d×%d, but the checkpoint's generator makes %d×%d×%d: the checkpoint does not match the data set",
-			dataDir, test.Height, test.Width, test.Channels, h, w, c)
-	}
-	if available := min(reconN, test.N); available < batch {
-		return fmt.Errorf("flag -batch %d: larger than the %d test images to reconstruct (-recon-n)", batch, available)
+		return err
 	}
 	// Created only now that the run, the data and every flag are known
 	// good: a failed command leaves no empty folder behind.
@@ -259,58 +226,22 @@ func run(o options) error {
 		}
 	}
 	reconN = min(reconN, test.N) / batch * batch
-	size := test.ImageSize()
-	recon, imageErrors, err := reconstruct(model, test, reconN, batch)
-	if err != nil {
+	if err := measureReconstructions(model, test, reconN, o, out, &s); err != nil {
 		return err
 	}
-	s.ReconstructionImages, s.ReconstructionMSE = reconN, stat.Mean(imageErrors, nil)
-	if o.bootstrap > 0 {
-		iv, err := eval.MeanInterval(imageErrors, o.bootstrap, bootstrapSeed)
-		if err != nil {
-			return err
-		}
-		s.ReconstructionMSEInterval = &iv
-	}
-	shown := min(64, reconN)
-	if err := plots.WriteImagePairs(filepath.Join(out, "reconstructions.png"), test.Pixels[:shown*size], recon[:shown*size], shown, h, w, c, 8); err != nil {
-		return err
-	}
-
-	if err := interpolations(model, test.Pixels[:2*o.interpRows*size], o, out); err != nil {
+	if err := interpolations(model, test.Pixels[:2*o.interpRows*test.ImageSize()], o, out); err != nil {
 		return err
 	}
 	if o.anomalyHoldout >= 0 {
 		if err := scoreAnomalies(b, model, o, out, &s); err != nil {
 			return fmt.Errorf("flag -anomaly-holdout: %w", err)
 		}
-		fmt.Printf("anomaly detection, class %d held out: AUPRC %.4f on %d test images (mean over %d checkpoints)\n",
-			o.anomalyHoldout, s.AnomalyAUPRC, s.AnomalyImages, len(s.AnomalyAUPRCs))
 	}
-	// Samples are what a person looks at first: their grid is drawn even
-	// when no sample metric asks for them.
-	samplesN := sampleGridN
-	if metrics != nil {
-		samplesN = o.fidSamples
-	}
-	samples, err := generateSamples(model, samplesN, batch)
-	if err != nil {
+	if err := measureSamples(model, o, metrics, out, &s); err != nil {
 		return err
-	}
-	if err := writeSampleGrid(samples, out); err != nil {
-		return err
-	}
-	if metrics != nil {
-		if err := metrics.compute(samples, &s, o.bootstrap); err != nil {
-			return err
-		}
 	}
 
-	energies, err := model.PriorChainEnergies(chains, chainSteps, 50)
-	if err != nil {
-		return err
-	}
-	if err := diagnose(out, energies, maxLag, &s); err != nil {
+	if err := diagnoseChains(model, o, out, &s); err != nil {
 		return err
 	}
 	fmt.Printf("reconstruction MSE %.5f on %d test images; prior chains: R̂ %.4f, split R̂ %.4f\n",
@@ -325,6 +256,122 @@ func run(o options) error {
 	}
 	// The run's page now shows this evaluation beside the paper's numbers.
 	return runreport.Write(runreport.Run{Dir: runDir, Config: cfg, Step: s.Step, Eval: &s, EvalDir: out})
+}
+
+// loadModel loads the run's checkpoint from ckpt, with the samplers the
+// flags ask for, takes from it the settings the flags left open, and
+// starts the report of its evaluation.
+func (o *options) loadModel(b backends.Backend, ckpt string) (*lebm.Model, eval.Report, error) {
+	model, err := lebm.Load(b, ckpt, o.samplers()...)
+	if err != nil {
+		return nil, eval.Report{}, fmt.Errorf("flag -run: %w", err)
+	}
+	cfg := model.Config()
+	if err := o.fromCheckpoint(cfg); err != nil {
+		return nil, eval.Report{}, err
+	}
+	s := eval.Report{Checkpoint: ckpt, Data: o.data, Method: cfg.Method, Chains: o.chains, ChainSteps: o.chainSteps, AnomalyHeldOut: o.anomalyHoldout,
+		TestPosteriorSteps: cfg.TestPosteriorLangevin.Steps, TestPosteriorStepSize: cfg.TestPosteriorLangevin.StepSize,
+		GenerationSteps: cfg.GenerationLangevin.Steps, GenerationStepSize: cfg.GenerationLangevin.StepSize}
+	if s.Step, err = model.GlobalStep(); err != nil {
+		return nil, eval.Report{}, err
+	}
+	return model, s, nil
+}
+
+// diagnoseChains runs o.chains prior chains of o.chainSteps steps and
+// writes their diagnostics into s and out (see diagnose).
+func diagnoseChains(model *lebm.Model, o options, out string, s *eval.Report) error {
+	energies, err := model.PriorChainEnergies(o.chains, o.chainSteps, 50)
+	if err != nil {
+		return err
+	}
+	return diagnose(out, energies, o.maxLag, s)
+}
+
+// outFolder checks the flags that need no file and returns the folder to
+// write into: -out, by default the run's eval folder.
+func (o options) outFolder() (string, error) {
+	if o.runDir == "" {
+		return "", fmt.Errorf("flag -run: the train-lebm output folder is required")
+	}
+	if o.data != "" && !slices.Contains(byname.Names, o.data) {
+		return "", fmt.Errorf("flag -data %q: want one of %v", o.data, byname.Names)
+	}
+	if err := o.checkValues(); err != nil {
+		return "", err
+	}
+	out := o.out
+	if out == "" {
+		out = training.Folder{Dir: o.runDir}.Eval()
+	}
+	if info, err := os.Stat(out); err == nil && !info.IsDir() {
+		return "", fmt.Errorf("flag -out %s: a file, not a folder", out)
+	}
+	return out, nil
+}
+
+// loadTest reads the test images that the reconstructions (and
+// -attribute) need, checking that they fit the checkpoint's generator,
+// h×w×c, and -batch.
+func loadTest(o options, h, w, c int) (*datasets.Images, error) {
+	testLimit := o.reconN
+	if o.attribute != "" {
+		testLimit = max(o.reconN, o.attributeN)
+	}
+	test, err := byname.Load(o.data, o.dataDir, "test", testLimit)
+	if err != nil {
+		return nil, fmt.Errorf("flag -data-dir: %w", err)
+	}
+	if test.Height != h || test.Width != w || test.Channels != c {
+		return nil, fmt.Errorf("flag -data-dir %s: images are %d×%d×%d, but the checkpoint's generator makes %d×%d×%d: the checkpoint does not match the data set",
+			o.dataDir, test.Height, test.Width, test.Channels, h, w, c)
+	}
+	if available := min(o.reconN, test.N); available < o.batch {
+		return nil, fmt.Errorf("flag -batch %d: larger than the %d test images to reconstruct (-recon-n)", o.batch, available)
+	}
+	return test, nil
+}
+
+// measureReconstructions reconstructs the first n test images into s (the
+// MSE, with its bootstrap interval if asked) and reconstructions.png.
+func measureReconstructions(model *lebm.Model, test *datasets.Images, n int, o options, out string, s *eval.Report) error {
+	recon, imageErrors, err := reconstruct(model, test, n, o.batch)
+	if err != nil {
+		return err
+	}
+	s.ReconstructionImages, s.ReconstructionMSE = n, stat.Mean(imageErrors, nil)
+	if o.bootstrap > 0 {
+		iv, err := eval.MeanInterval(imageErrors, o.bootstrap, bootstrapSeed)
+		if err != nil {
+			return err
+		}
+		s.ReconstructionMSEInterval = &iv
+	}
+	shown, size := min(64, n), test.ImageSize()
+	return plots.WriteImagePairs(filepath.Join(out, "reconstructions.png"), test.Pixels[:shown*size], recon[:shown*size],
+		shown, test.Height, test.Width, test.Channels, 8)
+}
+
+// measureSamples draws samples.png and, when metrics are asked for,
+// scores o.fidSamples samples into s. Samples are what a person looks at
+// first: their grid is drawn even when no sample metric asks for them.
+func measureSamples(model *lebm.Model, o options, metrics *sampleMetrics, out string, s *eval.Report) error {
+	n := sampleGridN
+	if metrics != nil {
+		n = o.fidSamples
+	}
+	samples, err := generateSamples(model, n, o.batch)
+	if err != nil {
+		return err
+	}
+	if err := writeSampleGrid(samples, out); err != nil {
+		return err
+	}
+	if metrics == nil {
+		return nil
+	}
+	return metrics.compute(samples, s, o.bootstrap)
 }
 
 // bootstrapSeed seeds the resampling of every bootstrap interval.
