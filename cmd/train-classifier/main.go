@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/ui/commandline"
@@ -107,16 +108,9 @@ func run(o options) error {
 	}
 	defer writer.Release()
 	ckpt := training.Folder{Dir: o.out}.Checkpoints()
-	var model *classifier.Model
-	if _, err := checkpoint.Latest(ckpt); errors.Is(err, os.ErrNotExist) {
-		if model, err = classifier.New(b, cfg); err != nil {
-			return err
-		}
-	} else if model, err = classifier.Load(b, ckpt); err != nil {
+	model, err := openModel(b, cfg, ckpt)
+	if err != nil {
 		return err
-	} else if diff := cfg.Changes(model.Config()); len(diff) > 0 {
-		return fmt.Errorf("%s holds a classifier with other settings (this run asks for %s); use another -out, or the -set that run used",
-			ckpt, strings.Join(diff, ", "))
 	}
 	batches, err := datasets.NewBatches(trainSet, o.batch, datasets.WithSeed(uint64(model.Config().Seed)))
 	if err != nil {
@@ -143,7 +137,30 @@ func run(o options) error {
 	if err := model.Save(ckpt); err != nil {
 		return err
 	}
+	return writeSummary(model, trainSet, testSet, o)
+}
 
+// openModel resumes the classifier saved in ckpt — refusing one with other
+// settings than cfg — or makes a new one.
+func openModel(b backends.Backend, cfg classifier.Config, ckpt string) (*classifier.Model, error) {
+	if _, err := checkpoint.Latest(ckpt); errors.Is(err, os.ErrNotExist) {
+		return classifier.New(b, cfg)
+	}
+	model, err := classifier.Load(b, ckpt)
+	if err != nil {
+		return nil, err
+	}
+	if diff := cfg.Changes(model.Config()); len(diff) > 0 {
+		return nil, fmt.Errorf("%s holds a classifier with other settings (this run asks for %s); use another -out, or the -set that run used",
+			ckpt, strings.Join(diff, ", "))
+	}
+	return model, nil
+}
+
+// writeSummary saves the Gaussian statistics of the training images'
+// features (classifier.StatsFile, for classifier-FID) and summary.json:
+// the test accuracy and the test split's classifier-FID against them.
+func writeSummary(model *classifier.Model, trainSet, testSet *datasets.Images, o options) error {
 	s := summary{Data: o.dataDir, Steps: model.GlobalStep(), FeatureDim: model.Config().FeatureDim()}
 	trainEval, err := model.Evaluate(trainSet, 500)
 	if err != nil {
