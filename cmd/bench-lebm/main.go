@@ -13,12 +13,14 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,7 +45,7 @@ func main() {
 func run(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("bench-lebm", flag.ContinueOnError)
 	shapes := fs.String("shapes", "svhn,cifar10,celeba64", "data-set shapes (generator presets)")
-	methods := fs.String("methods", "ed,cd,sm", "prior updates")
+	methods := fs.String("methods", "ed,cd,sm", "prior updates (measured, and their rows printed as they come, with cd first when listed: the other rows' prior-update ratio needs its time)")
 	batch := fs.Int("batch", 128, "batch size")
 	iters := fs.Int("iters", 3, "timed iterations per row (after one warm-up)")
 	priorIters := fs.Int("prior-iters", 20, "timed prior-update-only iterations per row (0: skip that measurement)")
@@ -59,19 +61,10 @@ func run(args []string, w io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *devices < 1 || *batch%*devices != 0 {
-		return fmt.Errorf("flags -devices %d, -batch %d: want at least one device, and a batch that is a multiple of the device count", *devices, *batch)
+	if err := checkCounts(*devices, *batch, *iters, *priorIters, *priorBatch, *genBatch); err != nil {
+		return err
 	}
-	if *batch < 1 || *iters < 1 || *priorIters < 0 || *priorBatch < 0 || *genBatch < 0 {
-		return fmt.Errorf("flags -batch %d, -iters %d, -prior-iters %d, -prior-batch %d, -gen-batch %d: batch and iters must be at least 1, the others at least 0",
-			*batch, *iters, *priorIters, *priorBatch, *genBatch)
-	}
-	if *genBatch == 0 {
-		*genBatch = *batch
-	}
-	if *priorBatch == 0 {
-		*priorBatch = *batch
-	}
+	*genBatch, *priorBatch = cmp.Or(*genBatch, *batch), cmp.Or(*priorBatch, *batch)
 	rate := newRateFormat(*peak)
 	var table strings.Builder
 	emit := func(format string, a ...any) {
@@ -88,43 +81,30 @@ func run(args []string, w io.Writer) error {
 		return writeTable(*out, table.String())
 	}
 
-	request := *backendFlag
-	if choice, err := backend.Resolve(request); err == nil && choice.CPUDevices > 0 && backend.CPUDevicesFor(*devices) > choice.CPUDevices {
-		request += fmt.Sprintf(",devices=%d", backend.CPUDevicesFor(*devices))
-	}
-	b, choice, err := backend.Open(request)
+	b, choice, err := openBackend(*backendFlag, *devices)
 	if err != nil {
-		return fmt.Errorf("flag -backend: %w", err)
+		return err
 	}
 	defer b.Finalize()
-	if *devices > b.NumDevices() {
-		return fmt.Errorf("flag -devices %d: the backend has %d device(s)", *devices, b.NumDevices())
-	}
 	emit("Command: `bench-lebm %s` — backend %s (%s), %s.\n\n", strings.Join(args, " "), b.Name(), choice.Reason, time.Now().UTC().Format("2006-01-02"))
 	emit("| shape | method | s / training iteration (batch %d) | s first iteration (compiles) | GFLOP / iteration | %s | s / prior update alone (batch %d) | prior update ÷ CD's |\n|---|---|---|---|---|%s---|---|\n",
 		*batch, rate.header, *priorBatch, rate.rule)
-	type row struct{ full, first, prior, flops float64 }
 	var samplers strings.Builder
 	for _, shape := range strings.Split(*shapes, ",") {
 		priorCD := 0.0
-		rows := map[string]row{}
-		for _, method := range strings.Split(*methods, ",") {
+		for _, method := range cdFirst(strings.Split(*methods, ",")) {
 			full, first, prior, flops, err := measure(b, shape, method, *computeDType, *batch, *priorBatch, *iters, *priorIters, *devices)
 			if err != nil {
 				return fmt.Errorf("%s/%s: %w", shape, method, err)
 			}
-			rows[method] = row{full, first, prior, flops}
 			if method == lebm.MethodCD {
 				priorCD = prior
 			}
-		}
-		for _, method := range strings.Split(*methods, ",") {
-			r := rows[method]
 			ratio := "–"
 			if priorCD > 0 {
-				ratio = fmt.Sprintf("%.3f", r.prior/priorCD)
+				ratio = fmt.Sprintf("%.3f", prior/priorCD)
 			}
-			emit("| %s | %s | %.3f | %.1f | %s | %s | %.5f | %s |\n", shape, method, r.full, r.first, gflop(r.flops), rate.cells(r.flops, r.full), r.prior, ratio)
+			emit("| %s | %s | %.3f | %.1f | %s | %s | %.5f | %s |\n", shape, method, full, first, gflop(flops), rate.cells(flops, full), prior, ratio)
 		}
 		if *sampling {
 			line, err := measureSamplers(b, shape, *computeDType, *batch, *genBatch, *iters, rate)
@@ -139,6 +119,44 @@ func run(args []string, w io.Writer) error {
 			*genBatch, rate.header, *batch, rate.header, rate.rule, rate.rule, samplers.String())
 	}
 	return writeTable(*out, table.String())
+}
+
+// checkCounts checks the flags that count devices, images and iterations.
+func checkCounts(devices, batch, iters, priorIters, priorBatch, genBatch int) error {
+	if devices < 1 || batch%devices != 0 {
+		return fmt.Errorf("flags -devices %d, -batch %d: want at least one device, and a batch that is a multiple of the device count", devices, batch)
+	}
+	if batch < 1 || iters < 1 || priorIters < 0 || priorBatch < 0 || genBatch < 0 {
+		return fmt.Errorf("flags -batch %d, -iters %d, -prior-iters %d, -prior-batch %d, -gen-batch %d: batch and iters must be at least 1, the others at least 0",
+			batch, iters, priorIters, priorBatch, genBatch)
+	}
+	return nil
+}
+
+// openBackend opens the backend named by -backend, asking XLA CPU for as
+// many devices as -devices needs.
+func openBackend(request string, devices int) (backends.Backend, backend.Choice, error) {
+	if choice, err := backend.Resolve(request); err == nil && choice.CPUDevices > 0 && backend.CPUDevicesFor(devices) > choice.CPUDevices {
+		request += fmt.Sprintf(",devices=%d", backend.CPUDevicesFor(devices))
+	}
+	b, choice, err := backend.Open(request)
+	if err != nil {
+		return nil, choice, fmt.Errorf("flag -backend: %w", err)
+	}
+	if devices > b.NumDevices() {
+		b.Finalize()
+		return nil, choice, fmt.Errorf("flag -devices %d: the backend has %d device(s)", devices, b.NumDevices())
+	}
+	return b, choice, nil
+}
+
+// cdFirst is methods with CD, when listed, moved to the front.
+func cdFirst(methods []string) []string {
+	out := slices.DeleteFunc(slices.Clone(methods), func(m string) bool { return m == lebm.MethodCD })
+	if len(out) < len(methods) {
+		out = append([]string{lebm.MethodCD}, out...)
+	}
+	return out
 }
 
 // writeTable writes text to path atomically; an empty path writes nothing.
