@@ -237,65 +237,84 @@ type result struct {
 // evaluates it and draws its samples.
 func trainOne(b backends.Backend, d data, cfg density.Config, o options) (result, error) {
 	dir := filepath.Join(o.out, cfg.Method)
-	ckptDir := training.Folder{Dir: dir}.Checkpoints()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return result{}, err
-	}
-	model, err := density.New(b, cfg, o.seed)
+	model, history, err := openModel(b, d, cfg, o, dir)
 	if err != nil {
-		return result{}, err
-	}
-	if _, err := os.Stat(ckptDir); err == nil {
-		if err := model.Restore(ckptDir); err != nil {
-			return result{}, err
-		}
-		fmt.Printf("%s: resuming from step %d\n", cfg.Method, model.Step())
-	} else if err := model.SetBernoulliBase(d.means); err != nil {
-		return result{}, err
-	}
-	history, err := readLosses(filepath.Join(dir, "losses.csv"), model.Step())
-	if err != nil {
-		return result{}, err
-	}
-
-	batches, err := datasets.NewBatches(d.train, o.batch, datasets.WithSeed(uint64(o.seed)))
-	if err != nil {
-		return result{}, err
-	}
-	perEpoch := int64(batches.BatchesPerEpoch())
-	if err := batches.Seek(int(model.Step()/perEpoch), int(model.Step()%perEpoch)); err != nil {
 		return result{}, err
 	}
 	start := time.Now()
-	if model.Step() < int64(o.steps) {
-		fmt.Printf("training %s on %s (%s binarisation, %d images) for %d steps → %s\n",
-			cfg.Method, d.train.Name, o.binarize, d.train.N, o.steps, dir)
-		loop := model.NewLoop()
-		commandline.AttachProgressBar(loop)
-		lastSave := time.Now()
-		save := func() error {
-			if err := model.Save(ckptDir); err != nil {
-				return err
-			}
-			lastSave = time.Now()
-			return writeLosses(dir, history)
-		}
-		loop.OnStep("losses and checkpoints", 100, func(_ *train.Loop, metrics []*tensors.Tensor) error {
-			history = append(history, tensors.ToScalar[float32](metrics[0]))
-			if time.Since(lastSave) >= o.checkpointEvery {
-				return save()
-			}
-			return nil
-		})
-		if _, err := loop.RunToGlobalStep(datasets.Endless(datasets.NewBinaryBatches(batches, d.dynamic, uint64(o.seed))), o.steps); err != nil {
-			return result{}, err
-		}
-		if err := save(); err != nil {
-			return result{}, err
-		}
+	if history, err = trainSteps(model, d, cfg, o, dir, history); err != nil {
+		return result{}, err
 	}
-	trainSeconds := time.Since(start).Seconds()
+	return evaluate(b, model, d, cfg, o, dir, history, time.Since(start).Seconds())
+}
 
+// openModel resumes the method's model from dir's checkpoint, with the
+// losses of its steps so far, or makes a new one whose Bernoulli base has
+// the training pixels' means.
+func openModel(b backends.Backend, d data, cfg density.Config, o options, dir string) (*density.Model, []float32, error) {
+	ckptDir := training.Folder{Dir: dir}.Checkpoints()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	model, err := density.New(b, cfg, o.seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Stat(ckptDir); err == nil {
+		if err := model.Restore(ckptDir); err != nil {
+			return nil, nil, err
+		}
+		fmt.Printf("%s: resuming from step %d\n", cfg.Method, model.Step())
+	} else if err := model.SetBernoulliBase(d.means); err != nil {
+		return nil, nil, err
+	}
+	history, err := readLosses(filepath.Join(dir, "losses.csv"), model.Step())
+	return model, history, err
+}
+
+// trainSteps trains model up to o.steps, checkpointing into dir every
+// o.checkpointEvery and at the end, and returns the losses of every step.
+func trainSteps(model *density.Model, d data, cfg density.Config, o options, dir string, history []float32) ([]float32, error) {
+	if model.Step() >= int64(o.steps) {
+		return history, nil
+	}
+	batches, err := datasets.NewBatches(d.train, o.batch, datasets.WithSeed(uint64(o.seed)))
+	if err != nil {
+		return nil, err
+	}
+	perEpoch := int64(batches.BatchesPerEpoch())
+	if err := batches.Seek(int(model.Step()/perEpoch), int(model.Step()%perEpoch)); err != nil {
+		return nil, err
+	}
+	fmt.Printf("training %s on %s (%s binarisation, %d images) for %d steps → %s\n",
+		cfg.Method, d.train.Name, o.binarize, d.train.N, o.steps, dir)
+	loop := model.NewLoop()
+	commandline.AttachProgressBar(loop)
+	ckptDir := training.Folder{Dir: dir}.Checkpoints()
+	lastSave := time.Now()
+	save := func() error {
+		if err := model.Save(ckptDir); err != nil {
+			return err
+		}
+		lastSave = time.Now()
+		return writeLosses(dir, history)
+	}
+	loop.OnStep("losses and checkpoints", 100, func(_ *train.Loop, metrics []*tensors.Tensor) error {
+		history = append(history, tensors.ToScalar[float32](metrics[0]))
+		if time.Since(lastSave) >= o.checkpointEvery {
+			return save()
+		}
+		return nil
+	})
+	if _, err := loop.RunToGlobalStep(datasets.Endless(datasets.NewBinaryBatches(batches, d.dynamic, uint64(o.seed))), o.steps); err != nil {
+		return nil, err
+	}
+	return history, save()
+}
+
+// evaluate estimates the model's test log-likelihood with annealed
+// importance sampling and draws its samples and its loss curve into dir.
+func evaluate(b backends.Backend, model *density.Model, d data, cfg density.Config, o options, dir string, history []float32, trainSeconds float64) (result, error) {
 	fmt.Printf("%s: annealed importance sampling, %d chains × %d temperatures\n", cfg.Method, o.aisChains, o.aisTemperatures)
 	ais, err := discrete.AIS(b, model.Context(), func(ctx *context.Context) losses.EnergyFn { return density.AveragedEnergy(ctx, cfg) },
 		d.means, discrete.AISConfig{Chains: o.aisChains, Temperatures: o.aisTemperatures, Seed: o.seed})
