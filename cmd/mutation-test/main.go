@@ -213,32 +213,9 @@ func testPackage(pkgArg string, o options, done map[string]cacheEntry, log io.Wr
 		return report, err
 	}
 
-	type pending struct {
-		m      mutant
-		src    []byte
-		hash   string
-		source string
-	}
-	var todo []pending
-	for _, name := range pkg.GoFiles {
-		file := filepath.Join(pkg.Dir, name)
-		src, err := os.ReadFile(file)
-		if err != nil {
-			return report, err
-		}
-		muts, err := findMutants(file, src, cov.covered(name))
-		if err != nil {
-			return report, err
-		}
-		sum := sha256.Sum256(src)
-		hash := hex.EncodeToString(sum[:8]) + "+tests@" + testsHash
-		lines := strings.Split(string(src), "\n")
-		for _, m := range muts {
-			if o.only != nil && !o.only.MatchString(fmt.Sprintf("%s:%d", name, m.Line)) {
-				continue
-			}
-			todo = append(todo, pending{m, src, hash, strings.TrimSpace(lines[m.Line-1])})
-		}
+	todo, err := pendingMutants(pkg, cov, testsHash, o)
+	if err != nil {
+		return report, err
 	}
 
 	var spent time.Duration
@@ -273,6 +250,42 @@ func testPackage(pkgArg string, o options, done map[string]cacheEntry, log io.Wr
 			c[killed]+c[timedOut], c[lived], c[notViable], eta)
 	}
 	return report, nil
+}
+
+// pending is a mutant to test, with its file's source, the hash that keys
+// its cached outcome, and its line as written.
+type pending struct {
+	m      mutant
+	src    []byte
+	hash   string
+	source string
+}
+
+// pendingMutants lists the mutants of pkg's covered lines that -only
+// selects.
+func pendingMutants(pkg goPackage, cov coverage, testsHash string, o options) ([]pending, error) {
+	var todo []pending
+	for _, name := range pkg.GoFiles {
+		file := filepath.Join(pkg.Dir, name)
+		src, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		muts, err := findMutants(file, src, cov.covered(name))
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(src)
+		hash := hex.EncodeToString(sum[:8]) + "+tests@" + testsHash
+		lines := strings.Split(string(src), "\n")
+		for _, m := range muts {
+			if o.only != nil && !o.only.MatchString(fmt.Sprintf("%s:%d", name, m.Line)) {
+				continue
+			}
+			todo = append(todo, pending{m, src, hash, strings.TrimSpace(lines[m.Line-1])})
+		}
+	}
+	return todo, nil
 }
 
 // A testSelection is the tests a mutant needs, as a -run pattern, and how
