@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 )
 
 // GoMLX's checkpoint files: BASE.json (metadata) beside BASE.bin (the
@@ -31,6 +32,9 @@ const (
 	// maxDeflateRatio is DEFLATE's largest expansion (≈ 1032:1), so a
 	// gzip .bin can never hold more than this many times its size.
 	maxDeflateRatio = 1100
+	// globalStepName is the variable that counts training steps, which
+	// every model reads back as a scalar int64.
+	globalStepName = "var:/" + optimizers.GlobalStepVariableName
 )
 
 // metadata mirrors what GoMLX writes in a checkpoint's .json, read here
@@ -123,6 +127,9 @@ func validateMetadata(path string) (total int64, err error) {
 				return 0, fmt.Errorf("%s: Dimensions %v: too large", field, v.Dimensions)
 			}
 			size *= d
+		}
+		if v.ParameterName == globalStepName && (dtype != dtypes.Int64 || len(v.Dimensions) != 0) {
+			return 0, fmt.Errorf("%s: the global step is %s%v; want a scalar Int64, which GoMLX's optimizers read it as", field, v.DType, v.Dimensions)
 		}
 		if v.Length != size {
 			return 0, fmt.Errorf("%s: Length %d bytes, but %s%v is %d", field, v.Length, v.DType, v.Dimensions, size)

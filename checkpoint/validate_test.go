@@ -63,6 +63,17 @@ func variable(m map[string]any, i int) map[string]any {
 	return m["Variables"].([]any)[i].(map[string]any)
 }
 
+// variableNamed is the variable of m with that ParameterName.
+func variableNamed(t *testing.T, m map[string]any, name string) map[string]any {
+	for _, v := range m["Variables"].([]any) {
+		if v := v.(map[string]any); v["ParameterName"] == name {
+			return v
+		}
+	}
+	t.Fatalf("no variable %s", name)
+	return nil
+}
+
 // gzipBin is a GoMLX gzip .bin holding data.
 func gzipBin(data []byte) []byte {
 	var b bytes.Buffer
@@ -111,6 +122,16 @@ func TestDamagedCheckpointsAreClearErrors(t *testing.T) {
 				v["Dimensions"], v["DType"], v["Length"] = []int64{1 << 31}, "Float32", int64(1)<<33
 			})
 		}, "more than"},
+		{"a global step of two values", func(t *testing.T, j, _ string) {
+			editMetadata(t, j, func(m map[string]any) { variableNamed(t, m, "var:/model/steps")["ParameterName"] = "var:/global_step" })
+		}, "the global step is Int64[2]"},
+		{"a global step of another dtype", func(t *testing.T, j, _ string) {
+			editMetadata(t, j, func(m map[string]any) {
+				v := variableNamed(t, m, "var:/model/w")
+				v["ParameterName"], v["Dimensions"] = "var:/global_step", []int64{}
+				v["DType"], v["Length"] = "Float32", 4
+			})
+		}, "the global step is Float32[]"},
 		{"variables out of order", func(t *testing.T, j, _ string) {
 			editMetadata(t, j, func(m map[string]any) { variable(m, 1)["Pos"] = 0 })
 		}, "Pos 0"},

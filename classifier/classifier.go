@@ -242,12 +242,12 @@ func (m *Model) Config() Config { return m.cfg }
 // (inputs: images; labels: int32 classes).
 func (m *Model) Trainer() *train.Trainer { return m.trainer }
 
-// GlobalStep is the number of training steps taken.
-func (m *Model) GlobalStep() int64 { return optimizers.GetGlobalStep(m.ctx) }
+// Step is the number of training steps taken (GoMLX's global step).
+func (m *Model) Step() int64 { return optimizers.GetGlobalStep(m.ctx) }
 
 // Save writes a checkpoint of the classifier into dir, atomically.
 func (m *Model) Save(dir string) error {
-	if err := checkpoint.Save(m.ctx, dir, m.GlobalStep()); err != nil {
+	if err := checkpoint.Save(m.ctx, dir, m.Step()); err != nil {
 		return fmt.Errorf("classifier: %w", err)
 	}
 	return nil

@@ -150,7 +150,7 @@ func TestTrainingLearnsAndSurvivesSaveLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := loaded.GlobalStep(); got != 160 {
+	if got := loaded.Step(); got != 160 {
 		t.Errorf("loaded global step = %d, want 160", got)
 	}
 	ev2, err := loaded.Evaluate(testSet, 64)

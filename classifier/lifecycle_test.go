@@ -34,7 +34,7 @@ func TestLifecycle(t *testing.T) {
 			}
 			return tensors.ToScalar[float32](metrics[0])
 		},
-		Steps: (*classifier.Model).GlobalStep,
+		Steps: (*classifier.Model).Step,
 		Save:  (*classifier.Model).Save,
 		Load: func(t testing.TB, dir string) *classifier.Model {
 			m, err := classifier.Load(testutil.Backend(), dir)

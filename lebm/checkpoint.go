@@ -23,10 +23,7 @@ func (m *Model) Save(dir string) error { return m.SaveKeeping(dir, 2) }
 // LoadCheckpoint.
 func (m *Model) SaveKeeping(dir string, keep int) (err error) {
 	defer recoverError(&err, "saving to "+dir)
-	step, err := m.GlobalStep()
-	if err != nil {
-		return err
-	}
+	step := m.Step()
 	if err := checkpoint.SaveKeeping(m.ctx, dir, step, keep); err != nil {
 		return fmt.Errorf("lebm: %w", err)
 	}

@@ -74,8 +74,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	step, _ := resumed.GlobalStep()
-	fmt.Printf("resumed at step %d\n", step)
+	fmt.Printf("resumed at step %d\n", resumed.Step())
 	// Output:
 	// step 8: reconstruction error below step 1's: true
 	// generated [9 28 28 1], pixels in [−1, 1]: true

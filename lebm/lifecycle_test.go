@@ -29,14 +29,8 @@ func TestLifecycle(t *testing.T) {
 			}
 			return metrics
 		},
-		Steps: func(m *Model) int64 {
-			step, err := m.GlobalStep()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return step
-		},
-		Save: (*Model).Save,
+		Steps: (*Model).Step,
+		Save:  (*Model).Save,
 		Load: func(t testing.TB, dir string) *Model {
 			m, err := Load(testBackend(), dir)
 			if err != nil {

@@ -122,11 +122,9 @@ func (m *Model) Config() Config { return m.cfg }
 // Context returns the context holding the model's variables and parameters.
 func (m *Model) Context() *context.Context { return m.ctx }
 
-// GlobalStep returns the number of training steps taken.
-func (m *Model) GlobalStep() (step int64, err error) {
-	defer recoverError(&err, "reading the global step")
-	return optimizers.GetGlobalStep(m.ctx), nil
-}
+// Step returns the number of training steps taken (GoMLX's global step;
+// a checkpoint that holds it as anything but a scalar int64 does not load).
+func (m *Model) Step() int64 { return optimizers.GetGlobalStep(m.ctx) }
 
 // TrainStep runs one training step on the images x [B, H, W, C] (the
 // generator's output shape, in [−1, 1], of the model's DType). If a loss,
@@ -136,10 +134,7 @@ func (m *Model) GlobalStep() (step int64, err error) {
 //
 // It runs the step of Trainer, which GoMLX's train.Loop runs too.
 func (m *Model) TrainStep(x *tensors.Tensor) (metrics StepMetrics, err error) {
-	step, err := m.GlobalStep()
-	if err != nil {
-		return StepMetrics{}, err
-	}
+	step := m.Step()
 	what := fmt.Sprintf("training step %d", step+1)
 	if err := m.checkImages(what, x); err != nil {
 		return StepMetrics{}, err

@@ -124,8 +124,8 @@ func TestTrainingReducesReconstructionError(t *testing.T) {
 			if !(last < first/4) {
 				t.Errorf("reconstruction MSE went from %.4f (first 5 steps) to %.4f (last 5); want below a quarter", first, last)
 			}
-			if step, err := m.GlobalStep(); err != nil || step != steps {
-				t.Errorf("GlobalStep() = %d, %v; want %d", step, err, steps)
+			if step := m.Step(); step != steps {
+				t.Errorf("Step() = %d; want %d", step, steps)
 			}
 			if m.trainGraphs != 1 {
 				t.Errorf("%d training steps built %d graphs, want 1", steps, m.trainGraphs)

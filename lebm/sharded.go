@@ -100,10 +100,7 @@ func (s *ShardedBatches) shard(ts []*tensors.Tensor) ([]*distributed.Tensor, err
 // devices devices of the model's backend, as ShardedBatches splits them:
 // the same step, computed data-parallel.
 func (m *Model) TrainStepSharded(x *tensors.Tensor, devices int) (metrics StepMetrics, err error) {
-	step, err := m.GlobalStep()
-	if err != nil {
-		return StepMetrics{}, err
-	}
+	step := m.Step()
 	what := fmt.Sprintf("training step %d over %d devices", step+1, devices)
 	if err := m.checkImages(what, x); err != nil {
 		return StepMetrics{}, err

@@ -87,10 +87,7 @@ func (m *Model) ReadStepMetrics(outs []*tensors.Tensor) (metrics StepMetrics, er
 	defer recoverError(&err, "reading the training metrics")
 	value := func(index int) float64 { return tensors.ToScalar[float64](outs[m.metricAt[index]]) }
 	failed := tensors.ToScalar[int32](outs[m.metricAt[-1]])
-	step, err := m.GlobalStep()
-	if err != nil {
-		return StepMetrics{}, err
-	}
+	step := m.Step()
 	metrics = StepMetrics{
 		Step:              step,
 		GeneratorLoss:     value(MetricGeneratorLoss),

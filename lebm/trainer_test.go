@@ -42,7 +42,7 @@ func TestLoopStopsOnADivergedStep(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
-	if step, _ := model.GlobalStep(); step != 0 {
+	if step := model.Step(); step != 0 {
 		t.Errorf("global step %d after the discarded step, want 0", step)
 	}
 }

@@ -71,9 +71,7 @@ func evaluateSnapshot(model *lebm.Model, path string, o options, test *datasets.
 	if e.Epoch, err = model.Epoch(); err != nil {
 		return e, err
 	}
-	if e.Step, err = model.GlobalStep(); err != nil {
-		return e, err
-	}
+	e.Step = model.Step()
 	_, imageErrors, err := reconstruct(model, test, reconN, o.batch)
 	if err != nil {
 		return e, err

@@ -273,9 +273,7 @@ func (o *options) loadModel(b backends.Backend, ckpt string) (*lebm.Model, eval.
 	s := eval.Report{Checkpoint: ckpt, Data: o.data, Method: cfg.Method, Chains: o.chains, ChainSteps: o.chainSteps, AnomalyHeldOut: o.anomalyHoldout,
 		TestPosteriorSteps: cfg.TestPosteriorLangevin.Steps, TestPosteriorStepSize: cfg.TestPosteriorLangevin.StepSize,
 		GenerationSteps: cfg.GenerationLangevin.Steps, GenerationStepSize: cfg.GenerationLangevin.StepSize}
-	if s.Step, err = model.GlobalStep(); err != nil {
-		return nil, eval.Report{}, err
-	}
+	s.Step = model.Step()
 	return model, s, nil
 }
 

@@ -117,7 +117,7 @@ func run(o options) error {
 		return fmt.Errorf("flag -batch: %w", err)
 	}
 	perEpoch := int64(batches.BatchesPerEpoch())
-	if step := model.GlobalStep(); step > 0 {
+	if step := model.Step(); step > 0 {
 		if err := batches.Seek(int(step/perEpoch), int(step%perEpoch)); err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func run(o options) error {
 	train.EveryNSteps(loop, int(perEpoch), "checkpoint", 1, func(*train.Loop, []*tensors.Tensor) error {
 		return model.Save(ckpt)
 	})
-	if done := int(model.GlobalStep() / perEpoch); done < o.epochs {
+	if done := int(model.Step() / perEpoch); done < o.epochs {
 		if _, err := loop.RunEpochs(batches, o.epochs-done); err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func openModel(b backends.Backend, cfg classifier.Config, ckpt string) (*classif
 // features (classifier.StatsFile, for classifier-FID) and summary.json:
 // the test accuracy and the test split's classifier-FID against them.
 func writeSummary(model *classifier.Model, trainSet, testSet *datasets.Images, o options) error {
-	s := summary{Data: o.dataDir, Steps: model.GlobalStep(), FeatureDim: model.Config().FeatureDim()}
+	s := summary{Data: o.dataDir, Steps: model.Step(), FeatureDim: model.Config().FeatureDim()}
 	trainEval, err := model.Evaluate(trainSet, 500)
 	if err != nil {
 		return err

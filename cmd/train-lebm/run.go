@@ -82,10 +82,7 @@ func run(o options, stop <-chan os.Signal) error {
 		}
 	}
 	perEpoch := int64(batches.BatchesPerEpoch())
-	step, err := model.GlobalStep()
-	if err != nil {
-		return err
-	}
+	step := model.Step()
 	if err := batches.Seek(int(step/perEpoch), int(step%perEpoch)); err != nil {
 		return err
 	}
@@ -273,8 +270,7 @@ func openModel(b backends.Backend, cfg lebm.Config, dir string) (*lebm.Model, er
 		return nil, fmt.Errorf("%s holds a checkpoint of a different model: this run asks for %s, the checkpoint has %s; use another -out, or the flags and -set that run used",
 			dir, strings.Join(asked, ", "), strings.Join(saved.Changes(cfg), ", "))
 	}
-	step, _ := model.GlobalStep()
-	fmt.Printf("resuming from %s at step %d\n", dir, step)
+	fmt.Printf("resuming from %s at step %d\n", dir, model.Step())
 	return model, nil
 }
 
