@@ -44,16 +44,8 @@ type options struct {
 	// devices is the number of devices to train data-parallel on (0:
 	// every device on CUDA, one elsewhere).
 	devices int
-	// afterWrite, when set (by tests), is called after each file a step
-	// writes, named: "metrics", "checkpoint".
+	// afterWrite is lebmrun.Options.AfterWrite, for tests.
 	afterWrite func(what string)
-}
-
-// wrote reports a finished write to afterWrite.
-func (o options) wrote(what string) {
-	if o.afterWrite != nil {
-		o.afterWrite(what)
-	}
 }
 
 func parseFlags(args []string) (options, error) {

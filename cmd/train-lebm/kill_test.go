@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/lebmrun"
 
 	"github.com/edlebm/edlebm/lebm"
 )
@@ -49,7 +50,7 @@ func killFlags(out string) []string {
 
 // withoutTimes drops each record's wall-clock seconds, the one field that
 // differs between two runs of the same steps.
-func withoutTimes(recs []stepRecord) []stepRecord {
+func withoutTimes(recs []lebmrun.Record) []lebmrun.Record {
 	out := slices.Clone(recs)
 	for i := range out {
 		out[i].Seconds = 0

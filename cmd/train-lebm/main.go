@@ -18,10 +18,14 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"log"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/lebmrun"
 )
 
 func main() {
@@ -37,4 +41,20 @@ func main() {
 	if err := run(o, stop); err != nil {
 		log.Fatalf("train-lebm: %v", err)
 	}
+}
+
+// run sizes the run for its backend, when the flags leave that open, and
+// trains it.
+func run(o options, stop <-chan os.Signal) error {
+	if choice, err := backend.Resolve(o.backend); err == nil { // an error is Train's to report
+		if note := o.sizeFor(choice); note != "" {
+			fmt.Println(note)
+		}
+	}
+	return lebmrun.Train(lebmrun.Options{
+		Config: o.cfg, DataDir: o.dataDir, Download: o.download, Out: o.out, Backend: o.backend,
+		Epochs: o.epochs, Batch: o.batch, TrainSize: o.trainSize, Grid: o.gridN, Recon: o.reconN,
+		KeepEpochs: o.keepEpochs, CheckpointEvery: o.checkpointEvery, PicturesEvery: o.picturesEvery,
+		StopAfter: o.stopAfter, Devices: o.devices, Stop: stop, AfterWrite: o.afterWrite,
+	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/lebmrun"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -38,17 +39,17 @@ func runCommand(t *testing.T, args []string) error {
 	return run(o, make(chan os.Signal))
 }
 
-func readMetrics(t *testing.T, out string) []stepRecord {
+func readMetrics(t *testing.T, out string) []lebmrun.Record {
 	t.Helper()
 	f, err := os.Open(filepath.Join(out, "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var recs []stepRecord
+	var recs []lebmrun.Record
 	dec := json.NewDecoder(f)
 	for dec.More() {
-		var r stepRecord
+		var r lebmrun.Record
 		if err := dec.Decode(&r); err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func TestTrainOnFashionMNISTSliceAndResume(t *testing.T) {
 // tools: checkpoints.Load finds every variable lebm.Load does, and
 // gomlxplots.LoadPointsFromCheckpoint the curves of recs (whose training
 // steps, under 400, are plotted one point each).
-func checkGoMLXTools(t *testing.T, out string, recs []stepRecord) {
+func checkGoMLXTools(t *testing.T, out string, recs []lebmrun.Record) {
 	t.Helper()
 	latest, err := lebm.LatestCheckpoint(filepath.Join(out, "checkpoint"))
 	if err != nil {

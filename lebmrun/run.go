@@ -1,6 +1,10 @@
-package main
+// Package lebmrun trains a latent EBM prior model in a run folder, as
+// cmd/train-lebm does: from the data set's files to checkpoints, metrics,
+// pictures and the run's report, resuming a stopped run exactly.
+package lebmrun
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -27,8 +32,8 @@ import (
 	"github.com/edlebm/edlebm/training"
 )
 
-// stepRecord is one line of the run's metrics log (training.MetricsFile).
-type stepRecord struct {
+// Record is one line of the run's metrics log (training.MetricsFile).
+type Record struct {
 	Step              int64   `json:"step"`
 	Epoch             int64   `json:"epoch"`
 	GeneratorLoss     float64 `json:"generator_loss"`
@@ -42,13 +47,95 @@ type stepRecord struct {
 	TestReconstructionMSE float64 `json:"test_reconstruction_mse,omitempty"`
 }
 
-// run trains as o says until the run's last step, a signal on stop or
-// -stop-after. Everything a user can get wrong — the output folder, the
-// checkpoint to resume, the batch size — is checked before the data set
-// is loaded, and the output folder is created only once all is well.
-func run(o options, stop <-chan os.Signal) error {
-	if info, err := os.Stat(o.out); err == nil && !info.IsDir() {
-		return fmt.Errorf("flag -out %s: a file, not a folder", o.out)
+// Options are what Train does: the model (Config, whose Data names the
+// data set) and the run around it.
+type Options struct {
+	// Config is the model's configuration; Config.Data names the data set
+	// and Config.AnomalyHoldout, when ≥ 0, runs the anomaly protocol
+	// (train and test pooled, that class held out).
+	Config lebm.Config
+	// DataDir is the data set's folder (byname.FolderContents says what it
+	// holds); Download fetches the official files into it first.
+	DataDir  string
+	Download bool
+	// Out is the run folder (training.Folder): a new run starts there, a
+	// stopped one resumes.
+	Out string
+	// Backend is the GoMLX backend to open (backend.Resolve's syntax).
+	Backend string
+	// Epochs is how many epochs the run trains in all, of Batch images;
+	// TrainSize > 0 uses only the first TrainSize training images.
+	Epochs, Batch, TrainSize int
+	// Grid and Recon are the images in each sample and reconstruction grid
+	// (0: 64 and 32).
+	Grid, Recon int
+	// KeepEpochs > 0 also snapshots the model at each epoch's end into the
+	// run's epochs folder, keeping the last KeepEpochs.
+	KeepEpochs int
+	// CheckpointEvery and PicturesEvery are how often the run checkpoints
+	// and draws its grids within an epoch (it also does both at its end;
+	// 0: every 10 and 5 minutes).
+	CheckpointEvery, PicturesEvery time.Duration
+	// StopAfter > 0 ends this call after that many steps, checkpointed; a
+	// later Train with the same Out goes on.
+	StopAfter int64
+	// Devices is the number of devices to train on, data-parallel (0:
+	// every device on CUDA, one elsewhere).
+	Devices int
+	// Stop ends the run at the end of the current step, checkpointed,
+	// when it receives (a signal, say); nil: never.
+	Stop <-chan os.Signal
+	// AfterWrite, when set, is called after each file a step writes, named
+	// "metrics" or "checkpoint" (tests kill the run there).
+	AfterWrite func(what string)
+}
+
+// withDefaults fills the zero fields that have a default and checks the
+// others, naming the field at fault.
+func (o Options) withDefaults() (Options, error) {
+	o.Grid, o.Recon = cmp.Or(o.Grid, 64), cmp.Or(o.Recon, 32)
+	o.CheckpointEvery, o.PicturesEvery = cmp.Or(o.CheckpointEvery, 10*time.Minute), cmp.Or(o.PicturesEvery, 5*time.Minute)
+	for _, f := range []struct {
+		name string
+		ok   bool
+		want string
+	}{
+		{"Epochs", o.Epochs >= 1, "≥ 1"}, {"Batch", o.Batch >= 1, "≥ 1"}, {"TrainSize", o.TrainSize >= 0, "≥ 0"},
+		{"Grid", o.Grid >= 1, "≥ 1"}, {"Recon", o.Recon >= 1, "≥ 1"}, {"KeepEpochs", o.KeepEpochs >= 0, "≥ 0"},
+		{"CheckpointEvery", o.CheckpointEvery > 0, "> 0"}, {"PicturesEvery", o.PicturesEvery > 0, "> 0"},
+		{"StopAfter", o.StopAfter >= 0, "≥ 0"}, {"Devices", o.Devices >= 0, "≥ 0"},
+	} {
+		if !f.ok {
+			return o, fmt.Errorf("lebmrun: Options.%s must be %s", f.name, f.want)
+		}
+	}
+	if o.Out == "" {
+		return o, fmt.Errorf("lebmrun: Options.Out, the run folder, is required")
+	}
+	return o, nil
+}
+
+// wrote reports a finished write to AfterWrite.
+func (o Options) wrote(what string) {
+	if o.AfterWrite != nil {
+		o.AfterWrite(what)
+	}
+}
+
+// Train trains a latent EBM as o says, in the run folder o.Out, until the
+// run's last epoch, a receive on o.Stop or o.StopAfter steps. Everything a
+// user can get wrong — the output folder, the checkpoint to resume, the
+// batch size — is checked before the data set is loaded, and the output
+// folder is created only once all is well. The folder has one writer at a
+// time: a second Train on it fails, naming the first's process.
+func Train(o Options) error {
+	o, err := o.withDefaults()
+	if err != nil {
+		return err
+	}
+	stop := o.Stop
+	if info, err := os.Stat(o.Out); err == nil && !info.IsDir() {
+		return fmt.Errorf("flag -out %s: a file, not a folder", o.Out)
 	}
 	if err := fetchData(o); err != nil {
 		return err
@@ -60,14 +147,14 @@ func run(o options, stop <-chan os.Signal) error {
 	defer b.Finalize()
 	// A folder that exists is claimed before its checkpoint is read; a new
 	// one is made (by the claim) only once the flags and the data are good.
-	folder := training.Folder{Dir: o.out}
+	folder := training.Folder{Dir: o.Out}
 	writer, err := folder.ClaimIfExists()
 	if err != nil {
 		return fmt.Errorf("flag -out: %w", err)
 	}
 	defer func() { writer.Release() }()
 	ckptDir := folder.Checkpoints()
-	model, err := openModel(b, o.cfg, ckptDir)
+	model, err := openModel(b, o.Config, ckptDir)
 	if err != nil {
 		return err
 	}
@@ -86,41 +173,41 @@ func run(o options, stop <-chan os.Signal) error {
 	if err := batches.Seek(int(step/perEpoch), int(step%perEpoch)); err != nil {
 		return err
 	}
-	metrics, history, err := training.OpenLog(folder.Metrics(), step, func(r stepRecord) int64 { return r.Step })
+	metrics, history, err := training.OpenLog(folder.Metrics(), step, func(r Record) int64 { return r.Step })
 	if err != nil {
 		return err
 	}
 	defer metrics.Close()
 
-	total := int64(o.epochs) * perEpoch
+	total := int64(o.Epochs) * perEpoch
 	fmt.Printf("training %s-LEBM on %s (%d images, %d batches of %d per epoch) from step %d to %d → %s\n",
-		o.cfg.Method, o.data, trainN, perEpoch, o.batch, step, total, o.out)
+		o.Config.Method, o.Config.Data, trainN, perEpoch, o.Batch, step, total, o.Out)
 	if step >= total {
-		fmt.Printf("done: %d steps; outputs in %s\n", step, o.out)
+		fmt.Printf("done: %d steps; outputs in %s\n", step, o.Out)
 		return nil
 	}
 	s := &session{o: o, model: model, test: test, ckptDir: ckptDir, metrics: metrics, history: history,
 		perEpoch: perEpoch, first: step, total: total, stop: stop, devices: devices}
 	fmt.Println("building the training graph (XLA also compiles it: the first step waits for that)…")
-	finished, err := s.run(&endless{batches: batches, name: o.data})
+	finished, err := s.run(&endless{batches: batches, name: o.Config.Data})
 	if err != nil || !finished {
 		return err
 	}
-	fmt.Printf("\ndone: %d steps; outputs in %s\n", total, o.out)
+	fmt.Printf("\ndone: %d steps; outputs in %s\n", total, o.Out)
 	return nil
 }
 
 // fetchData downloads the data set's official files when -download asks.
-func fetchData(o options) error {
-	if !o.download {
+func fetchData(o Options) error {
+	if !o.Download {
 		return nil
 	}
-	if _, ok := download.Registry[o.data]; !ok {
-		return fmt.Errorf("flag -download: no official download for %s (CelebA must be fetched by hand)", o.data)
+	if _, ok := download.Registry[o.Config.Data]; !ok {
+		return fmt.Errorf("flag -download: no official download for %s (CelebA must be fetched by hand)", o.Config.Data)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := download.FetchDataset(ctx, o.data, o.dataDir, download.WithProgress(os.Stdout)); err != nil {
+	if err := download.FetchDataset(ctx, o.Config.Data, o.DataDir, download.WithProgress(os.Stdout)); err != nil {
 		return fmt.Errorf("flag -download: %w", err)
 	}
 	return nil
@@ -130,22 +217,19 @@ func fetchData(o options) error {
 // devices as -devices needs, saying how the run is sized and what it
 // changed from the paper's settings; it returns the number of devices to
 // train on.
-func openBackend(o options) (backends.Backend, int, error) {
-	choice, err := backend.Resolve(o.backend)
+func openBackend(o Options) (backends.Backend, int, error) {
+	choice, err := backend.Resolve(o.Backend)
 	if err != nil {
 		return nil, 0, fmt.Errorf("flag -backend: %w", err)
 	}
-	if note := o.sizeFor(choice); note != "" {
-		fmt.Println(note)
-	}
-	if paper, err := lebm.DefaultConfig(o.data); err == nil {
-		paper.Seed = o.cfg.Seed // the paper has none; -seed is reported by the run
-		if changes := o.cfg.Changes(paper); len(changes) > 0 {
+	if paper, err := lebm.DefaultConfig(o.Config.Data); err == nil {
+		paper.Seed = o.Config.Seed // the paper has none; -seed is reported by the run
+		if changes := o.Config.Changes(paper); len(changes) > 0 {
 			fmt.Printf("settings changed from the paper's: %s\n", strings.Join(changes, ", "))
 		}
 	}
-	request := o.backend
-	if cpuDevices := backend.CPUDevicesFor(o.devices); choice.CPUDevices > 0 && cpuDevices > choice.CPUDevices {
+	request := o.Backend
+	if cpuDevices := backend.CPUDevicesFor(o.Devices); choice.CPUDevices > 0 && cpuDevices > choice.CPUDevices {
 		request += fmt.Sprintf(",devices=%d", cpuDevices)
 	}
 	b, err := backend.OpenForCommand(request)
@@ -163,8 +247,8 @@ func openBackend(o options) (backends.Backend, int, error) {
 // deviceCount is the number of devices to train on: -devices, or by
 // default every device on CUDA and one elsewhere; it must not exceed the
 // backend's available devices and must divide the batch.
-func (o options) deviceCount(choice backend.Choice, available int) (int, error) {
-	n := o.devices
+func (o Options) deviceCount(choice backend.Choice, available int) (int, error) {
+	n := o.Devices
 	if n == 0 {
 		n = 1
 		if choice.CUDA() {
@@ -174,11 +258,11 @@ func (o options) deviceCount(choice backend.Choice, available int) (int, error) 
 	if n > available {
 		return 0, fmt.Errorf("flag -devices %d: the backend (%s) has %d device(s)", n, choice.Config, available)
 	}
-	if o.batch%n != 0 {
-		return 0, fmt.Errorf("flag -batch %d: does not split over %d devices (-devices); want a multiple of %d", o.batch, n, n)
+	if o.Batch%n != 0 {
+		return 0, fmt.Errorf("flag -batch %d: does not split over %d devices (-devices); want a multiple of %d", o.Batch, n, n)
 	}
 	if n > 1 {
-		fmt.Printf("data-parallel over %d devices: %d images of each batch of %d per device\n", n, o.batch/n, o.batch)
+		fmt.Printf("data-parallel over %d devices: %d images of each batch of %d per device\n", n, o.Batch/n, o.Batch)
 	}
 	return n, nil
 }
@@ -202,13 +286,13 @@ func (inMemory) Close() error { return nil }
 // training split would take 2 GB at 64² and 7.9 GB at 128² in memory — and
 // reads the test images, checking that both fit the generator. It returns
 // the number of training images.
-func loadData(o options) (batches batchSource, trainN int, test *datasets.Images, err error) {
+func loadData(o Options) (batches batchSource, trainN int, test *datasets.Images, err error) {
 	var train *datasets.Images
-	trainLimit, testLimit := o.trainSize, o.reconN
-	if o.anomalyHoldout >= 0 {
+	trainLimit, testLimit := o.TrainSize, o.Recon
+	if o.Config.AnomalyHoldout >= 0 {
 		trainLimit, testLimit = 0, 0 // the protocol pools both whole splits
 	}
-	if !byname.IsCelebA(o.data) {
+	if !byname.IsCelebA(o.Config.Data) {
 		if train, err = loadSplit(o, "train", trainLimit); err != nil {
 			return nil, 0, nil, fmt.Errorf("flag -data-dir: %w", err)
 		}
@@ -216,41 +300,41 @@ func loadData(o options) (batches batchSource, trainN int, test *datasets.Images
 	if test, err = loadSplit(o, "test", testLimit); err != nil {
 		return nil, 0, nil, fmt.Errorf("flag -data-dir: %w", err)
 	}
-	if o.anomalyHoldout >= 0 {
-		split, err := datasets.PaperAnomalySplit(train, test, o.anomalyHoldout)
+	if o.Config.AnomalyHoldout >= 0 {
+		split, err := datasets.PaperAnomalySplit(train, test, o.Config.AnomalyHoldout)
 		if err != nil {
 			return nil, 0, nil, fmt.Errorf("flag -anomaly-holdout: %w", err)
 		}
 		train, test = split.Train, split.Test
 	}
-	h, w, c := o.cfg.Generator.OutputShape()
+	h, w, c := o.Config.Generator.OutputShape()
 	if test.Height != h || test.Width != w || test.Channels != c {
 		return nil, 0, nil, fmt.Errorf("flag -data-dir %s: images are %d×%d×%d but the %s generator makes %d×%d×%d",
-			o.dataDir, test.Height, test.Width, test.Channels, o.data, h, w, c)
+			o.DataDir, test.Height, test.Width, test.Channels, o.Config.Data, h, w, c)
 	}
-	if o.reconN > test.N {
-		return nil, 0, nil, fmt.Errorf("flag -recon %d: the test split has only %d images", o.reconN, test.N)
+	if o.Recon > test.N {
+		return nil, 0, nil, fmt.Errorf("flag -recon %d: the test split has only %d images", o.Recon, test.N)
 	}
 	if train == nil {
-		stream, err := celeba.NewStream(o.dataDir, byname.CelebAOptions(o.data, "train", o.trainSize),
-			celeba.StreamOptions{BatchSize: o.batch, Seed: uint64(o.cfg.Seed)})
+		stream, err := celeba.NewStream(o.DataDir, byname.CelebAOptions(o.Config.Data, "train", o.TrainSize),
+			celeba.StreamOptions{BatchSize: o.Batch, Seed: uint64(o.Config.Seed)})
 		if err != nil {
-			return nil, 0, nil, fmt.Errorf("flag -data-dir %s: %w", o.dataDir, err)
+			return nil, 0, nil, fmt.Errorf("flag -data-dir %s: %w", o.DataDir, err)
 		}
 		return stream, len(stream.Files()), test, nil
 	}
-	train = train.Head(o.trainSize)
-	b, err := datasets.NewBatches(train, o.batch, datasets.WithSeed(uint64(o.cfg.Seed)))
+	train = train.Head(o.TrainSize)
+	b, err := datasets.NewBatches(train, o.Batch, datasets.WithSeed(uint64(o.Config.Seed)))
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("flag -batch: %w", err)
 	}
 	return inMemory{b}, train.N, test, nil
 }
 
-// loadSplit reads one split of o.data; limit (if > 0) bounds how many
+// loadSplit reads one split of o.Config.Data; limit (if > 0) bounds how many
 // images a loader that can stop early decodes.
-func loadSplit(o options, split string, limit int) (*datasets.Images, error) {
-	return byname.Load(o.data, o.dataDir, split, limit)
+func loadSplit(o Options, split string, limit int) (*datasets.Images, error) {
+	return byname.Load(o.Config.Data, o.DataDir, split, limit)
 }
 
 // openModel resumes from the checkpoint in dir when there is one — refusing
@@ -277,22 +361,22 @@ func openModel(b backends.Backend, cfg lebm.Config, dir string) (*lebm.Model, er
 // writePictures writes a sample grid and a reconstruction grid, their
 // names ending in tag (epoch001, step000000123), and returns the per-pixel
 // MSE of the reconstructed test images.
-func writePictures(model *lebm.Model, test *datasets.Images, o options, tag string) (float64, error) {
-	samples, err := model.Generate(o.gridN)
+func writePictures(model *lebm.Model, test *datasets.Images, o Options, tag string) (float64, error) {
+	samples, err := model.Generate(o.Grid)
 	if err != nil {
 		return 0, err
 	}
 	defer samples.FinalizeAll()
 	h, w, c := test.Height, test.Width, test.Channels
-	cols := int(math.Ceil(math.Sqrt(float64(o.gridN))))
-	folder := training.Folder{Dir: o.out}
+	cols := int(math.Ceil(math.Sqrt(float64(o.Grid))))
+	folder := training.Folder{Dir: o.Out}
 	err = plots.WriteImageGrid(folder.Samples(tag),
-		tensors.MustCopyFlatData[float32](samples), o.gridN, h, w, c, cols)
+		tensors.MustCopyFlatData[float32](samples), o.Grid, h, w, c, cols)
 	if err != nil {
 		return 0, err
 	}
-	originals := test.Pixels[:o.reconN*test.ImageSize()]
-	x := tensors.FromFlatDataAndDimensions(originals, o.reconN, h, w, c)
+	originals := test.Pixels[:o.Recon*test.ImageSize()]
+	x := tensors.FromFlatDataAndDimensions(originals, o.Recon, h, w, c)
 	defer x.FinalizeAll()
 	recon, err := model.Reconstruct(x)
 	if err != nil {
@@ -306,7 +390,7 @@ func writePictures(model *lebm.Model, test *datasets.Images, o options, tag stri
 		mse += d * d / float64(len(reconPixels))
 	}
 	err = plots.WriteImagePairs(folder.Reconstructions(tag),
-		originals, reconPixels, o.reconN, h, w, c, 8)
+		originals, reconPixels, o.Recon, h, w, c, 8)
 	return mse, err
 }
 
@@ -318,7 +402,7 @@ type historySeries struct {
 	recon, prior, post, neg, test *plots.Series
 }
 
-func seriesOf(history []stepRecord) historySeries {
+func seriesOf(history []Record) historySeries {
 	s := historySeries{
 		recon: &plots.Series{Name: "reconstruction MSE (train batch)"},
 		prior: &plots.Series{Name: "prior loss"},
@@ -347,7 +431,7 @@ func seriesOf(history []stepRecord) historySeries {
 			s.test.X, s.test.Y = append(s.test.X, float64(rec.Step)), append(s.test.Y, rec.TestReconstructionMSE)
 		}
 	}
-	if slices.ContainsFunc(history, func(r stepRecord) bool { return r.PriorEnergy != 0 }) {
+	if slices.ContainsFunc(history, func(r Record) bool { return r.PriorEnergy != 0 }) {
 		s.neg = neg
 	}
 	return s
@@ -356,7 +440,7 @@ func seriesOf(history []stepRecord) historySeries {
 // plotHistory draws the losses (training.LossesPlot) and the mean energies of
 // the posterior and, for CD, prior samples (training.EnergiesPlot) over
 // training in the run folder.
-func plotHistory(folder training.Folder, history []stepRecord) error {
+func plotHistory(folder training.Folder, history []Record) error {
 	s := seriesOf(history)
 	err := plots.WriteLinePlot(folder.Path(training.LossesPlot), plots.LinePlot{Title: "Training losses", XLabel: "step", YLabel: "value",
 		Series: []plots.Series{*s.recon, *s.prior}})
@@ -375,7 +459,7 @@ func plotHistory(folder training.Folder, history []stepRecord) error {
 // points (gomlxplots.TrainingPlotFileName, one JSON point per line) into
 // the GoMLX checkpoint folder dir, where GoMLX's plotting tools
 // (gomlxplots.LoadPointsFromCheckpoint, the notebook plotters) read them.
-func writePlotPoints(dir string, history []stepRecord) error {
+func writePlotPoints(dir string, history []Record) error {
 	s := seriesOf(history)
 	curves := []struct {
 		series            *plots.Series

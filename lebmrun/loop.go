@@ -1,4 +1,4 @@
-package main
+package lebmrun
 
 import (
 	"errors"
@@ -28,12 +28,12 @@ var errStopped = errors.New("stopped at the user's request")
 // rate decay), append the step to metrics.jsonl, checkpoint at the end of
 // an epoch, checkpoint or draw on the clock, stop if asked.
 type session struct {
-	o       options
+	o       Options
 	model   *lebm.Model
 	test    *datasets.Images
 	ckptDir string
-	metrics *training.Log[stepRecord]
-	history []stepRecord
+	metrics *training.Log[Record]
+	history []Record
 	// perEpoch is the number of steps per epoch; first the global step
 	// this invocation started from; total the run's last step.
 	perEpoch, first, total int64
@@ -43,7 +43,7 @@ type session struct {
 
 	ds *endless
 	// rec is the record of the step being handled.
-	rec stepRecord
+	rec Record
 	// step is rec.Step, for the progress bar, which reads it from its
 	// own goroutine.
 	step atomic.Int64
@@ -69,13 +69,13 @@ func (s *session) run(ds *endless) (finished bool, err error) {
 	train.EveryNSteps(loop, int(s.perEpoch), "end the epoch", 1, s.hook(s.endEpoch))
 	loop.OnStep("append to metrics.jsonl", 2, s.hook(s.appendMetrics))
 	train.EveryNSteps(loop, int(s.perEpoch), "checkpoint the epoch", 3, s.hook(s.saveEpoch))
-	train.PeriodicCallback(loop, s.o.checkpointEvery, false, "checkpoint", 4, s.hook(func() error {
+	train.PeriodicCallback(loop, s.o.CheckpointEvery, false, "checkpoint", 4, s.hook(func() error {
 		if s.saved == s.rec.Step {
 			return nil
 		}
 		return s.save()
 	}))
-	train.PeriodicCallback(loop, s.o.picturesEvery, false, "pictures", 4, s.hook(func() error {
+	train.PeriodicCallback(loop, s.o.PicturesEvery, false, "pictures", 4, s.hook(func() error {
 		if s.drawn == s.rec.Step {
 			return nil
 		}
@@ -125,7 +125,7 @@ func (s *session) record(outs []*tensors.Tensor) error {
 	if m.Step == s.first+1 {
 		fmt.Printf("first step in %.1f s\n", seconds)
 	}
-	s.rec = stepRecord{Step: m.Step, Epoch: (m.Step - 1) / s.perEpoch, GeneratorLoss: m.GeneratorLoss,
+	s.rec = Record{Step: m.Step, Epoch: (m.Step - 1) / s.perEpoch, GeneratorLoss: m.GeneratorLoss,
 		PriorLoss: m.PriorLoss, PosteriorEnergy: m.PosteriorEnergy, PriorEnergy: m.PriorEnergy,
 		ReconstructionMSE: m.ReconstructionMSE, Seconds: seconds}
 	s.step.Store(m.Step)
@@ -172,15 +172,15 @@ func (s *session) saveEpoch() error {
 	if err := s.save(); err != nil {
 		return err
 	}
-	if s.o.keepEpochs > 0 {
-		if err := s.model.SaveKeeping(training.Folder{Dir: s.o.out}.Epochs(), s.o.keepEpochs); err != nil {
+	if s.o.KeepEpochs > 0 {
+		if err := s.model.SaveKeeping(training.Folder{Dir: s.o.Out}.Epochs(), s.o.KeepEpochs); err != nil {
 			return err
 		}
 	}
-	if err := plotHistory(training.Folder{Dir: s.o.out}, s.history); err != nil {
+	if err := plotHistory(training.Folder{Dir: s.o.Out}, s.history); err != nil {
 		return err
 	}
-	report := runreport.Run{Dir: s.o.out, Config: s.model.Config(), Step: s.rec.Step, Total: s.total}
+	report := runreport.Run{Dir: s.o.Out, Config: s.model.Config(), Step: s.rec.Step, Total: s.total}
 	report.Load()
 	return runreport.Write(report)
 }
@@ -209,10 +209,10 @@ func (s *session) stopIfAsked() error {
 	case <-s.stop:
 		fmt.Printf("\ninterrupted at step %d: checkpointing\n", step)
 	default:
-		if s.o.stopAfter == 0 || step-s.first < s.o.stopAfter || step == s.total {
+		if s.o.StopAfter == 0 || step-s.first < s.o.StopAfter || step == s.total {
 			return nil
 		}
-		fmt.Printf("\n-stop-after %d: checkpointing at step %d of %d; run the same command again to go on\n", s.o.stopAfter, step, s.total)
+		fmt.Printf("\n-stop-after %d: checkpointing at step %d of %d; run the same command again to go on\n", s.o.StopAfter, step, s.total)
 	}
 	if s.saved != step {
 		if err := s.save(); err != nil {
