@@ -33,6 +33,7 @@ if [ -n "$unformatted" ]; then
   echo "gofmt needed on:"; echo "$unformatted"; exit 1
 fi
 git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -x
+python3 scripts/known_bugs.py --check # docs/testing.md's bugs still apply to the code
 go vet ./...
 go run ./cmd/install-pjrt -cpu
 

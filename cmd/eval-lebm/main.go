@@ -385,7 +385,7 @@ func reconstruct(model *lebm.Model, test *datasets.Images, n, batch int) (recon 
 	imageErrors = make([]float64, n)
 	for i, v := range recon {
 		d := float64(v - test.Pixels[i])
-		imageErrors[i/size] += d * d
+		imageErrors[i/size] += d * d / float64(size)
 	}
 	return recon, imageErrors, nil
 }

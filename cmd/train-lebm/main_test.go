@@ -39,9 +39,14 @@ func runCommand(t *testing.T, args []string) error {
 	return run(o, make(chan os.Signal))
 }
 
+// readMetrics reads the metrics log of the run folder out, or the file out.
 func readMetrics(t *testing.T, out string) []lebmrun.Record {
 	t.Helper()
-	f, err := os.Open(filepath.Join(out, "metrics.jsonl"))
+	path := out
+	if info, err := os.Stat(out); err == nil && info.IsDir() {
+		path = filepath.Join(out, "metrics.jsonl")
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,6 +323,47 @@ func TestBadInputIsAClearErrorAndOverwritesNothing(t *testing.T) {
 				t.Errorf("the checkpoint folder changed from %v to %v", before, after)
 			}
 		})
+	}
+}
+
+// TestResumesARunOfAnEarlierVersion: a run folder that train-lebm wrote at
+// commit 98af0f0 (testdata/make-fixture.sh: a tiny model on SimpleGo,
+// stopped after its first epoch) resumes with today's command to exactly
+// the steps of that version's run trained without stopping: its
+// checkpoint, settings, random state and metrics log all still read.
+func TestResumesARunOfAnEarlierVersion(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
+	fixture := filepath.Join("testdata", "run-98af0f0")
+	out := t.TempDir()
+	if err := os.CopyFS(out, os.DirFS(fixture)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(out, "uninterrupted.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	err := runCommand(t, []string{"-backend", "go", "-train-size", "32", "-batch", "16", "-epochs", "2",
+		"-posterior-steps", "3", "-test-posterior-steps", "3", "-gen-steps", "3", "-grid", "4", "-recon", "4",
+		"-set", "lebm_generator_layers=8,4,1,0,8,3,2,1,8,4,2,1,1,4,2,1;lebm_prior_hidden=16,16", "-out", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := readMetrics(t, out), readMetrics(t, filepath.Join(fixture, "uninterrupted.jsonl"))
+	if len(got) != 4 || len(want) != 4 {
+		t.Fatalf("%d steps resumed, %d uninterrupted; want 4 of each", len(got), len(want))
+	}
+	// Steps 1 and 2 are the stopped run's own records, times included: the
+	// run went on from its checkpoint rather than starting over (which, from
+	// the same seed, would give the same values).
+	for i, kept := range readMetrics(t, fixture) {
+		if got[i] != kept {
+			t.Errorf("step %d: %+v, want the stopped run's record %+v", i+1, got[i], kept)
+		}
+	}
+	for i := range got {
+		got[i].Seconds, want[i].Seconds = 0, 0
+		if got[i] != want[i] {
+			t.Errorf("step %d: resumed %+v, uninterrupted at 98af0f0 %+v", i+1, got[i], want[i])
+		}
 	}
 }
 
