@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -125,5 +126,45 @@ func TestResumedRunMatchesUninterruptedRun(t *testing.T) {
 		if err := run(o); err == nil || !strings.Contains(err.Error(), "other settings") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("resuming with %q: %v, want a refusal naming %s", tc.extra, err, tc.want)
 		}
+	}
+}
+
+// TestResumesARunOfAnEarlierVersion: a run folder that train-toy wrote at
+// commit 98af0f0 (testdata/make-fixture.sh: a tiny ED model on SimpleGo,
+// stopped at step 4) resumes with today's command to exactly the curve of
+// that version's run trained to step 8 without stopping.
+func TestResumesARunOfAnEarlierVersion(t *testing.T) {
+	fixture := filepath.Join("testdata", "run-98af0f0")
+	out := t.TempDir()
+	if err := os.CopyFS(out, os.DirFS(fixture)); err != nil {
+		t.Fatal(err)
+	}
+	// A value no run computes, at step 2: a run that went on from its
+	// checkpoint keeps the curve before it, one that started over (the same
+	// values, from the same seed) would write it anew.
+	curve := filepath.Join(out, "25gaussians", "ed", "mse.csv")
+	stopped := testutil.ReadCSV(t, curve)
+	stopped[1][1] = "123"
+	var text strings.Builder
+	for _, row := range stopped {
+		text.WriteString(strings.Join(row, ",") + "\n")
+	}
+	if err := os.WriteFile(curve, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseFlags([]string{"-backend", "go", "-data", "25gaussians", "-methods", "ed", "-hidden", "8,8", "-batch", "16",
+		"-eval-every", "2", "-eval-n", "100", "-grid", "10", "-samples", "10", "-sample-steps", "2", "-steps", "8", "-out", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	got, want := testutil.ReadCSV(t, curve), testutil.ReadCSV(t, filepath.Join(fixture, "uninterrupted-mse.csv"))
+	if len(stopped) != 3 || !reflect.DeepEqual(got[:3], stopped) {
+		t.Errorf("the curve up to step 4 became %v, want the stopped run's %v", got, stopped)
+	}
+	if !reflect.DeepEqual(got[3:], want[3:]) {
+		t.Errorf("resumed curve %v, uninterrupted at 98af0f0 %v", got, want)
 	}
 }
