@@ -157,12 +157,16 @@ func openModel(b backends.Backend, cfg classifier.Config, ckpt string) (*classif
 	return model, nil
 }
 
+// evalBatch is the most images evaluated at once (fewer when a set is
+// smaller: -train-n 64 once failed here after training).
+const evalBatch = 500
+
 // writeSummary saves the Gaussian statistics of the training images'
 // features (classifier.StatsFile, for classifier-FID) and summary.json:
 // the test accuracy and the test split's classifier-FID against them.
 func writeSummary(model *classifier.Model, trainSet, testSet *datasets.Images, o options) error {
 	s := summary{Data: o.dataDir, Steps: model.Step(), FeatureDim: model.Config().FeatureDim()}
-	trainEval, err := model.Evaluate(trainSet, 500)
+	trainEval, err := model.Evaluate(trainSet, min(evalBatch, trainSet.N))
 	if err != nil {
 		return err
 	}
@@ -173,7 +177,7 @@ func writeSummary(model *classifier.Model, trainSet, testSet *datasets.Images, o
 	if err := eval.SaveStats(filepath.Join(o.out, classifier.StatsFile), mu, sigma); err != nil {
 		return err
 	}
-	testEval, err := model.Evaluate(testSet, 500)
+	testEval, err := model.Evaluate(testSet, min(evalBatch, testSet.N))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -131,5 +132,59 @@ func TestSetIsStoredAndChecked(t *testing.T) {
 	o.set, o.epochs = "classifier_hidden=32,16", 2
 	if err := run(o); err == nil || !strings.Contains(err.Error(), "classifier_seed=1") {
 		t.Errorf("resuming with the default seed: %v, want a refusal naming classifier_seed=1", err)
+	}
+}
+
+// TestResumesARunOfAnEarlierVersion: a run folder that train-classifier
+// wrote at commit 98af0f0 (testdata/make-fixture.sh: a tiny classifier on
+// SimpleGo after epoch 1) resumes with today's command to exactly the
+// summary of that version's run trained 2 epochs without stopping.
+func TestResumesARunOfAnEarlierVersion(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
+	fixture := filepath.Join("testdata", "run-98af0f0")
+	out := t.TempDir()
+	if err := os.CopyFS(filepath.Join(out, "checkpoint"), os.DirFS(filepath.Join(fixture, "checkpoint"))); err != nil {
+		t.Fatal(err)
+	}
+	stepTwo := func(dir string) []string {
+		files, _ := filepath.Glob(filepath.Join(dir, "checkpoint", "step-000000002", "*"))
+		for i := range files {
+			files[i] = filepath.Base(files[i])
+		}
+		return files
+	}
+	o := options{dataDir: mnist.DefaultFashionDir, out: out, backend: "go", epochs: 2, batch: 256, trainN: 512, set: "classifier_hidden=16,8"}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	// The step-2 checkpoint is still the fixture's own files: the run went
+	// on from it rather than training (and saving) steps 1 and 2 again.
+	if got, want := stepTwo(out), stepTwo(fixture); !slices.Equal(got, want) {
+		t.Errorf("step 2's checkpoint holds %v, want the fixture's %v", got, want)
+	}
+	got, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(fixture, "uninterrupted-summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("resumed summary:\n%s\nuninterrupted at 98af0f0:\n%s", got, want)
+	}
+}
+
+// TestFewerImagesThanAnEvaluationBatch: a training set smaller than the
+// evaluation batch is evaluated whole (it once failed after training).
+func TestFewerImagesThanAnEvaluationBatch(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
+	out := t.TempDir()
+	o := options{dataDir: mnist.DefaultFashionDir, out: out, backend: "go", epochs: 1, batch: 32, trainN: 64, set: "classifier_hidden=16,8"}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err != nil {
+		t.Error(err)
 	}
 }
