@@ -4,6 +4,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -93,5 +94,61 @@ func TestShortRunAndResume(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("%s: losses after a stop at step 4:\n%s\nwant (uninterrupted):\n%s", method, got, want)
 		}
+	}
+}
+
+// TestResumesARunOfAnEarlierVersion: a run folder that train-binary wrote
+// at commit 98af0f0 (testdata/make-fixture.sh: a tiny Bernoulli-ED model
+// on SimpleGo, stopped at step 3) resumes with today's command to exactly
+// the losses and test log-likelihood of that version's run trained to
+// step 6 without stopping.
+func TestResumesARunOfAnEarlierVersion(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
+	fixture := filepath.Join("testdata", "run-98af0f0")
+	out := t.TempDir()
+	if err := os.CopyFS(filepath.Join(out, "bed"), os.DirFS(filepath.Join(fixture, "bed"))); err != nil {
+		t.Fatal(err)
+	}
+	// A loss no run computes, at step 1: a run that went on from its
+	// checkpoint keeps the losses before it, one that started over (the
+	// same values, from the same seed) would write them anew.
+	losses := filepath.Join(out, "bed", "losses.csv")
+	stopped := testutil.ReadCSV(t, losses)
+	stopped[1][1] = "123"
+	var text strings.Builder
+	for _, row := range stopped {
+		text.WriteString(strings.Join(row, ",") + "\n")
+	}
+	if err := os.WriteFile(losses, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseFlags([]string{"-backend", "go", "-methods", "bed", "-hidden", "8", "-batch", "16", "-train-size", "64",
+		"-test-size", "32", "-ais-chains", "8", "-ais-temperatures", "10", "-steps", "6", "-out", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	got, want := testutil.ReadCSV(t, losses), testutil.ReadCSV(t, filepath.Join(fixture, "uninterrupted-losses.csv"))
+	if len(got) != 7 || !reflect.DeepEqual(got[:4], stopped) || !reflect.DeepEqual(got[4:], want[4:]) {
+		t.Errorf("losses %v; want the stopped run's %v, then the uninterrupted run's %v", got, stopped, want[4:])
+	}
+	// The results row up to its last cell, this run's training seconds.
+	resultRow := func(path string) string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "| bed |") {
+				return line[:strings.LastIndex(strings.TrimSuffix(line, " |"), "|")]
+			}
+		}
+		t.Fatalf("%s has no bed row", path)
+		return ""
+	}
+	if got, want := resultRow(filepath.Join(out, "results.md")), resultRow(filepath.Join(fixture, "uninterrupted-results.md")); got != want {
+		t.Errorf("results row %q, uninterrupted at 98af0f0 %q", got, want)
 	}
 }
