@@ -92,9 +92,8 @@ func xlaPluginNameHas(config, word string) bool {
 // sum (all-reduce) holds one thread per device while it waits for the
 // others: with as many threads as devices in the sum, the last device's
 // remaining work can find no thread, and XLA aborts the stuck all-reduce
-// ("AwaitAndLogIfStuck", then a check failure). Measured on 2 cores
-// (docs/parallel.md): every run over 2 of 2 devices at batch 16 aborted,
-// none of 6 over 2 of 4 or 4 of 8. For n ≤ 1 it returns 0: no need.
+// ("AwaitAndLogIfStuck", then a check failure; the runs that showed it are
+// in docs/parallel.md). For n ≤ 1 it returns 0: no need.
 func CPUDevicesFor(n int) int {
 	if n <= 1 {
 		return 0

@@ -449,7 +449,7 @@ func float64sOf(t *tensors.Tensor) []float64 {
 // error wrapping ErrNonFinite (the energies are then nil).
 func TrainOnPoints(b backends.Backend, cfg Config, seed int64, data []float32, dim, batch, epochs int, eval []float32) (history, energies []float64, err error) {
 	n := 0
-	if dim > 0 { // checked before dividing: dimension 0 once panicked here
+	if dim > 0 { // checked before dividing by it
 		n = len(data) / dim
 	}
 	if dim <= 0 || n*dim != len(data) || batch < 1 || batch > n {

@@ -12,9 +12,8 @@ func matMul(a, b *Node) *Node { return contract(a, 1, b, 0) }
 // MatrixProduct returns a·b for matrices a [M, K] and b [K, N], with a
 // gradient of two matrix products that can itself be differentiated. Use it
 // for the trained products of any model: GoMLX v0.26's graph.MatMul
-// differentiates through the broadcast product a⊗b, [M, K, N] values —
-// for the Ising energy's 3,300×100 by 100×100 product, 47.6 ms per
-// gradient on XLA CPU against 0.56 ms (BenchmarkProductGradient).
+// differentiates through the broadcast product a⊗b, [M, K, N] values, many
+// times slower (BenchmarkProductGradient; the numbers are in docs/gomlx.md).
 func MatrixProduct(a, b *Node) *Node { return matMul(a, b) }
 
 // contract returns out[i, j] = Σ_c a(i, c)·b(c, j) for rank-2 a and b, where

@@ -158,7 +158,7 @@ func openModel(b backends.Backend, cfg classifier.Config, ckpt string) (*classif
 }
 
 // evalBatch is the most images evaluated at once (fewer when a set is
-// smaller: -train-n 64 once failed here after training).
+// smaller).
 const evalBatch = 500
 
 // writeSummary saves the Gaussian statistics of the training images'

@@ -15,11 +15,9 @@ type runSize struct {
 // paperSize is the paper's run: every training image, 200 epochs of 128.
 var paperSize = runSize{trainSize: 0, epochs: 200, batch: 128}
 
-// The default runs on CPU backends, sized to end within about an hour on
-// two cores while still showing every output. Measured on a 2-core EPYC
-// (bench-lebm, Fashion-MNIST model): XLA CPU 0.38–0.60 s per step of 128
-// (ED, CD, SM), so 12 epochs of 469 steps take 36–56 min; SimpleGo about
-// 4–6 s per step of 64, so 6 epochs of 100 steps take 40–60 min.
+// The default runs on CPU backends, sized from bench-lebm's step times to
+// end within about an hour on two cores while still showing every output
+// (docs/first-hour.md has the runs).
 var (
 	xlaCPUSize   = runSize{trainSize: 0, epochs: 12, batch: 128}
 	simpleGoSize = runSize{trainSize: 6400, epochs: 6, batch: 64}
