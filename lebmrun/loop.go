@@ -17,10 +17,6 @@ import (
 	"github.com/edlebm/edlebm/training"
 )
 
-// errStopped ends the loop at the user's request (a signal, -stop-after),
-// once the run is checkpointed.
-var errStopped = errors.New("stopped at the user's request")
-
 // session is one invocation's training: GoMLX's train.Loop over the
 // model's trainer, with hooks that record each step, draw pictures and
 // checkpoint. The loop calls the hooks of a step in this order: record
@@ -92,7 +88,7 @@ func (s *session) run(ds *endless) (finished bool, err error) {
 	}
 	_, err = loop.RunToGlobalStep(batches, int(s.total))
 	switch {
-	case errors.Is(err, errStopped):
+	case errors.Is(err, training.ErrStopped):
 		return false, nil
 	case s.failure != nil:
 		return false, s.failure
@@ -219,7 +215,7 @@ func (s *session) stopIfAsked() error {
 			return err
 		}
 	}
-	return errStopped
+	return training.ErrStopped
 }
 
 // endless is the training batches as a GoMLX train.Dataset that does not

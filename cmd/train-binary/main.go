@@ -59,6 +59,9 @@ var binarySets = []string{"fashion-mnist", "mnist", "omniglot", "caltech101"}
 const testBinarizationSeed = 777
 
 type options struct {
+	// stop ends the run after the step it receives in, saved
+	// (training.StopOn); nil: never.
+	stop <-chan os.Signal
 	binaryflags.Flags
 	data, dataDir, binarize, out, backend string
 	steps, batch, trainSize, testSize     int
@@ -135,7 +138,8 @@ func main() {
 	if err != nil {
 		log.Fatalf("train-binary: %v", err)
 	}
-	if err := run(o); err != nil {
+	o.stop = training.StopSignals()
+	if err := run(o); err != nil && !errors.Is(err, training.ErrStopped) {
 		log.Fatalf("train-binary: %v", err)
 	}
 }
@@ -306,6 +310,7 @@ func trainSteps(model *density.Model, d data, cfg density.Config, o options, dir
 		}
 		return nil
 	})
+	training.StopOn(loop, o.stop, save)
 	if _, err := loop.RunToGlobalStep(datasets.Endless(datasets.NewBinaryBatches(batches, d.dynamic, uint64(o.seed))), o.steps); err != nil {
 		return nil, err
 	}

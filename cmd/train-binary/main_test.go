@@ -1,14 +1,17 @@
 package main
 
 import (
+	"errors"
 	"image/png"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/training"
 )
 
 func TestBadFlags(t *testing.T) {
@@ -150,5 +153,37 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 	}
 	if got, want := resultRow(filepath.Join(out, "results.md")), resultRow(filepath.Join(fixture, "uninterrupted-results.md")); got != want {
 		t.Errorf("results row %q, uninterrupted at 98af0f0 %q", got, want)
+	}
+}
+
+// TestStopSignalSavesAndResumes: a stop that arrives during the first step
+// ends the run after it, checkpointed, with training.ErrStopped; run
+// again, it goes on to the losses of a run that never stopped.
+func TestStopSignalSavesAndResumes(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
+	runWith := func(out string, stop chan os.Signal) error {
+		o, err := parseFlags([]string{"-backend", testutil.BackendName(), "-methods", "bed", "-hidden", "8", "-batch", "16", "-train-size", "64",
+			"-test-size", "32", "-ais-chains", "8", "-ais-temperatures", "10", "-steps", "6", "-out", out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.stop = stop
+		return run(o)
+	}
+	straight, stopped := t.TempDir(), t.TempDir()
+	if err := runWith(straight, nil); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan os.Signal, 1)
+	stop <- syscall.SIGTERM
+	if err := runWith(stopped, stop); !errors.Is(err, training.ErrStopped) {
+		t.Fatalf("stopped run ended with %v, want training.ErrStopped", err)
+	}
+	if err := runWith(stopped, nil); err != nil {
+		t.Fatal(err)
+	}
+	losses := func(out string) [][]string { return testutil.ReadCSV(t, filepath.Join(out, "bed", "losses.csv")) }
+	if a, b := losses(straight), losses(stopped); !reflect.DeepEqual(a, b) || len(a) != 7 {
+		t.Errorf("losses of the run that never stopped %v, of the stopped and resumed one %v", a, b)
 	}
 }

@@ -36,6 +36,9 @@ import (
 )
 
 type options struct {
+	// stop ends the run after the step it receives in, saved
+	// (training.StopOn); nil: never.
+	stop                  <-chan os.Signal
 	dataDir, out, backend string
 	// set are GoMLX context settings of the classifier (-set).
 	set                   string
@@ -64,7 +67,8 @@ func main() {
 	flag.StringVar(&o.set, "set", "", "GoMLX context settings of the classifier: \"classifier_hidden=256,64;learning_rate=3e-4\" or \"file:settings.txt\"; the settings: "+
 		strings.Join(classifier.SettingNames(), ", "))
 	flag.Parse()
-	if err := run(o); err != nil {
+	o.stop = training.StopSignals()
+	if err := run(o); err != nil && !errors.Is(err, training.ErrStopped) {
 		log.Fatalf("train-classifier: %v", err)
 	}
 }
@@ -129,6 +133,7 @@ func run(o options) error {
 	train.EveryNSteps(loop, int(perEpoch), "checkpoint", 1, func(*train.Loop, []*tensors.Tensor) error {
 		return model.Save(ckpt)
 	})
+	training.StopOn(loop, o.stop, func() error { return model.Save(ckpt) })
 	if done := int(model.Step() / perEpoch); done < o.epochs {
 		if _, err := loop.RunEpochs(batches, o.epochs-done); err != nil {
 			return err

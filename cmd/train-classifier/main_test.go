@@ -3,16 +3,20 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/training"
 )
 
 func readSummary(t *testing.T, out string) summary {
@@ -186,5 +190,36 @@ func TestFewerImagesThanAnEvaluationBatch(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "summary.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestStopSignalSavesAndResumes: a stop that arrives during the first step
+// ends the run after it, checkpointed, with training.ErrStopped; run
+// again, it ends with the summary of a run that never stopped.
+func TestStopSignalSavesAndResumes(t *testing.T) {
+	testutil.RequireFashionMNIST(t)
+	opts := func(out string, stop chan os.Signal) options {
+		return options{dataDir: mnist.DefaultFashionDir, out: out, backend: testutil.BackendName(), epochs: 2, batch: 256, trainN: 512,
+			set: "classifier_hidden=16,8", stop: stop}
+	}
+	straight, stopped := t.TempDir(), t.TempDir()
+	if err := run(opts(straight, nil)); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan os.Signal, 1)
+	stop <- syscall.SIGTERM
+	if err := run(opts(stopped, stop)); !errors.Is(err, training.ErrStopped) {
+		t.Fatalf("stopped run ended with %v, want training.ErrStopped", err)
+	}
+	if latest, err := checkpoint.Latest(filepath.Join(stopped, "checkpoint")); err != nil || filepath.Base(latest) != "step-000000001" {
+		t.Fatalf("after the stop the checkpoint is %s (%v), want step 1's", latest, err)
+	}
+	if err := run(opts(stopped, nil)); err != nil {
+		t.Fatal(err)
+	}
+	a, errA := os.ReadFile(filepath.Join(straight, "summary.json"))
+	b, errB := os.ReadFile(filepath.Join(stopped, "summary.json"))
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		t.Errorf("summary of the run that never stopped:\n%s\nof the stopped and resumed one:\n%s (%v, %v)", a, b, errA, errB)
 	}
 }

@@ -37,6 +37,9 @@ import (
 )
 
 type options struct {
+	// stop ends the run after the step it receives in, saved
+	// (training.StopOn); nil: never.
+	stop                                            <-chan os.Signal
 	data, methods, out, backend, hidden, activation string
 	init, set                                       string
 	steps, batch, evalEvery, evalN, grid, samples   int
@@ -124,7 +127,8 @@ func main() {
 	if err != nil {
 		log.Fatalf("train-toy: %v", err)
 	}
-	if err := run(o); err != nil {
+	o.stop = training.StopSignals()
+	if err := run(o); err != nil && !errors.Is(err, training.ErrStopped) {
 		log.Fatalf("train-toy: %v", err)
 	}
 }
@@ -255,6 +259,7 @@ func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options,
 	train.EveryNSteps(loop, o.evalEvery, "checkpoint", 1, func(*train.Loop, []*tensors.Tensor) error {
 		return model.Save(training.Folder{Dir: dir}.Checkpoints())
 	})
+	training.StopOn(loop, o.stop, func() error { return model.Save(training.Folder{Dir: dir}.Checkpoints()) })
 	if _, err := loop.RunToGlobalStep(ds, o.steps); err != nil {
 		return curve, err
 	}
