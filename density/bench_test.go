@@ -11,7 +11,7 @@ import (
 
 // BenchmarkTrainStep measures one optimisation step of each method on
 // 25gaussians with the paper's sizes (batch 128, the 2→128⁴→1 softplus MLP),
-// including drawing the batch and the EMA update, as scripts/toy_bench.py
+// including drawing the batch and the EMA update, as baselines/toy_bench.py
 // does for PyTorch. scripts/bench-toy.sh runs both side by side.
 func BenchmarkTrainStep(b *testing.B) {
 	set, err := toy2d.New("25gaussians")

@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// fixtureStats is the closed form scripts/make_npz_fixtures.py writes:
+// fixtureStats is the closed form testdata/make_npz_fixtures.py writes:
 // mu[i] = 0.5i − 1, sigma = AAᵀ + I with a(i, k) = sin(i + 2k + 1).
 func fixtureStats(d int) ([]float64, *mat.SymDense) {
 	mu := make([]float64, d)

@@ -7,6 +7,6 @@
 // The network can be built narrower (every channel count divided by a
 // width divisor) with the same structure; the tests check such networks,
 // with random weights, against an independent PyTorch implementation
-// (scripts/fid_reference.py), since the real weights cannot be downloaded
+// (fid/testdata/make_fixtures.py), since the real weights cannot be downloaded
 // where the tests run.
 package fid

@@ -17,7 +17,7 @@ import (
 	"github.com/edlebm/edlebm/internal/testutil"
 )
 
-// The fixtures in testdata are written by scripts/fid_reference.py, an
+// The fixtures in testdata are written by testdata/make_fixtures.py, an
 // independent PyTorch implementation of the network (float64).
 
 const (

@@ -5,8 +5,8 @@
 #
 #   go-xla       cmd/bench-lebm on XLA CPU (the xla-cpu-pjrt plugin)
 #   go-simplego  cmd/bench-lebm on SimpleGo
-#   pytorch      scripts/lebm_bench.py, Debian's PyTorch with OpenBLAS
-#   jax          scripts/lebm_bench_jax.py on XLA CPU
+#   pytorch      baselines/lebm_bench.py, Debian's PyTorch with OpenBLAS
+#   jax          baselines/lebm_bench_jax.py on XLA CPU
 #
 # all pinned to the same cores (taskset -c $CORES, default one core: 0), as
 # many threads as cores, and run in interleaved rounds, so that the
@@ -62,8 +62,8 @@ for round in $(seq "$rounds"); do
     echo "round $round: $shape, batch $batch" >&2
     run go-xla "$shape" "$batch" 3 4 bin/bench-lebm -backend cpu -shapes "$shape" -batch "$batch" -iters "$iters" -prior-iters 0 -sampling=false
     [ "$simplego_iters" -eq 0 ] || run go-simplego "$shape" "$batch" 3 0 bin/bench-lebm -backend go -shapes "$shape" -batch "$batch" -iters "$simplego_iters" -prior-iters 0 -sampling=false
-    run pytorch "$shape" "$batch" 3 0 env OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS=1 "$torch_py" scripts/lebm_bench.py --device cpu --threads "$threads" --shapes "$shape" --batch "$batch" --iters "$iters" --prior-iters 0 --no-sampling
-    run jax "$shape" "$batch" 3 7 "$jax_py" scripts/lebm_bench_jax.py --threads "$threads" --shapes "$shape" --batch "$batch" --iters "$iters" --prior-iters 0 --no-sampling
+    run pytorch "$shape" "$batch" 3 0 env OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS=1 "$torch_py" baselines/lebm_bench.py --device cpu --threads "$threads" --shapes "$shape" --batch "$batch" --iters "$iters" --prior-iters 0 --no-sampling
+    run jax "$shape" "$batch" 3 7 "$jax_py" baselines/lebm_bench_jax.py --threads "$threads" --shapes "$shape" --batch "$batch" --iters "$iters" --prior-iters 0 --no-sampling
   done
 done
 

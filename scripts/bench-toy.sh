@@ -5,8 +5,8 @@
 #
 #   go-xla       density's BenchmarkTrainStep on XLA CPU (xla-cpu-pjrt)
 #   go-simplego  the same benchmark on SimpleGo
-#   pytorch      scripts/toy_bench.py, Debian's PyTorch with OpenBLAS
-#   jax          scripts/toy_bench_jax.py on XLA CPU
+#   pytorch      baselines/toy_bench.py, Debian's PyTorch with OpenBLAS
+#   jax          baselines/toy_bench_jax.py on XLA CPU
 #
 # all pinned to the same cores (taskset -c $CORES, default one core: 0), as
 # many threads as cores, in interleaved rounds (PyTorch with
@@ -65,8 +65,8 @@ for round in $(seq "$rounds"); do
   echo "round $round" >&2
   go_bench go-xla cpu "$steps"
   [ "$simplego_steps" -eq 0 ] || go_bench go-simplego go "$simplego_steps"
-  py_bench pytorch env OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS=1 "$torch_py" scripts/toy_bench.py
-  py_bench jax "$jax_py" scripts/toy_bench_jax.py
+  py_bench pytorch env OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS=1 "$torch_py" baselines/toy_bench.py
+  py_bench jax "$jax_py" baselines/toy_bench_jax.py
 done
 
 python3 scripts/bench_table.py "$raw" "$out" --unit ms \

@@ -40,7 +40,7 @@
 # named above are bundled into OUT_DIR/results.tar at the end (the device
 # tool brings back at most 8 files). BATCH (default 128) and
 # ITERS (default 10 timed iterations per row) apply to both sides; GO_FLAGS
-# and PY_FLAGS add flags to bench-lebm and scripts/lebm_bench.py (say
+# and PY_FLAGS add flags to bench-lebm and baselines/lebm_bench.py (say
 # "-sampling=true", "--compile"); PEAK_TFLOPS / PEAK_TFLOPS_BF16 (495 / 989,
 # an H100 SXM's dense TF32 / bfloat16 peaks; 378 / 756 on a PCIe card) add a
 # % of peak column. The plugin is Python's jax-cuda13-pjrt, found by
@@ -100,7 +100,7 @@ run() {
   } >"$res/tools.txt" 2>&1
   local methods=${METHODS:-ed,cd,sm}
   # shellcheck disable=SC2206 # PY_FLAGS and GO_FLAGS are lists of flags
-  local pt_bench=(python3 scripts/lebm_bench.py --device cuda --shapes "$shapes" --methods "$methods" --batch "$batch" --iters "$iters" ${PY_FLAGS:-})
+  local pt_bench=(python3 baselines/lebm_bench.py --device cuda --shapes "$shapes" --methods "$methods" --batch "$batch" --iters "$iters" ${PY_FLAGS:-})
   # shellcheck disable=SC2206
   local go_bench=("$work/bin/bench-lebm" -backend "$GOMLX_BACKEND" -batch "$batch" -iters "$iters" -sampling=false ${GO_FLAGS:-})
   # go_shapes PREFIX PEAK [FLAG...]: bench-lebm on each of SHAPES into
@@ -142,7 +142,7 @@ run() {
         step "pt-best-$variant" "${pt_bench[@]}" --tf32 --no-sampling $([[ $variant == eager ]] || printf -- '--%s ' ${variant//+/ }) --out "$res/pt-best-$variant.md"
       done
       ;;
-    ptprofile) step pt-profile python3 scripts/lebm_bench.py --device cuda --shapes "$dump_shape" --methods ed --batch "$batch" --iters 3 --prior-iters 0 --no-sampling --tf32 --profile "$res/pt-profile" ;;
+    ptprofile) step pt-profile python3 baselines/lebm_bench.py --device cuda --shapes "$dump_shape" --methods ed --batch "$batch" --iters 3 --prior-iters 0 --no-sampling --tf32 --profile "$res/pt-profile" ;;
     nsys)
       local nsys
       # shellcheck disable=SC2012

@@ -4,7 +4,7 @@
 # STEPS steps from PyTorch's nn.Linear initialisation (the authors') and
 # from Xavier-normal weights with zero biases (the project's old one), for
 # each seed of SEEDS, by Go (train-toy -init) and by PyTorch
-# (scripts/toy_bench.py --check --init, for the inits of PY_INITS: a
+# (baselines/toy_bench.py --check --init, for the inits of PY_INITS: a
 # PyTorch method costs 2-6 minutes of a core with OpenBLAS, a Go run 2-5),
 # one thread each. Writes the log-density MSE of each run's EMA model at the
 # last step as a Markdown table, toy-init.md, and each run's MSE over the
@@ -64,7 +64,7 @@ for seed in $seeds; do
         for method in ed sm cd; do
           grep -qs "\"method\": \"$method\"" "$kept_py.partial" && continue
           echo "$(date -u +%T) pytorch $d $init seed $seed: $method"
-          "$torch_py" scripts/toy_bench.py --check --check-steps "$steps" --method "$method" --data "$d" --init "$init" \
+          "$torch_py" baselines/toy_bench.py --check --check-steps "$steps" --method "$method" --data "$d" --init "$init" \
             --seed "$seed" --threads 1 --json >"$py.tmp"
           cat "$py.tmp" >>"$kept_py.partial"
         done

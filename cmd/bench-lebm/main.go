@@ -283,7 +283,7 @@ func timedWithFirst(iters int, run func() error) (mean, first float64, err error
 }
 
 // gflop formats flops in GFLOP with four significant digits, or as an
-// integer from 1,000 on (as scripts/lebm_bench.py does).
+// integer from 1,000 on (as baselines/lebm_bench.py does).
 func gflop(flops float64) string {
 	g := flops / 1e9
 	if g < 1000 {

@@ -174,45 +174,35 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 
 // TestStopSignalSavesAndResumes: a stop (SIGTERM, Ctrl-C) that arrives
 // during the first step ends the run after it with a checkpoint and
-// training.ErrStopped; run again, it goes on to the same curve as a run
-// that never stopped.
+// training.ErrStopped; run again, it goes on to the curve of a run that
+// never stopped (the fixture of TestResumesARunOfAnEarlierVersion, on the
+// same backend).
 func TestStopSignalSavesAndResumes(t *testing.T) {
-	args := func(out string) []string {
-		return []string{"-backend", testutil.BackendName(), "-methods", "ed", "-steps", "20", "-eval-every", "10",
-			"-eval-n", "200", "-grid", "10", "-samples", "50", "-sample-steps", "2", "-out", out}
-	}
 	runWith := func(out string, stop chan os.Signal) error {
-		o, err := parseFlags(args(out))
+		o, err := parseFlags([]string{"-backend", "go", "-data", "25gaussians", "-methods", "ed", "-hidden", "8,8", "-batch", "16",
+			"-eval-every", "2", "-eval-n", "100", "-grid", "10", "-samples", "10", "-sample-steps", "2", "-steps", "8", "-out", out})
 		if err != nil {
 			t.Fatal(err)
 		}
 		o.stop = stop
 		return run(o)
 	}
-	straight, stopped := t.TempDir(), t.TempDir()
-	if err := runWith(straight, nil); err != nil {
-		t.Fatal(err)
-	}
+	out := t.TempDir()
 	stop := make(chan os.Signal, 1)
 	stop <- syscall.SIGTERM
-	if err := runWith(stopped, stop); !errors.Is(err, training.ErrStopped) {
+	if err := runWith(out, stop); !errors.Is(err, training.ErrStopped) {
 		t.Fatalf("stopped run ended with %v, want training.ErrStopped", err)
 	}
-	ckpt := filepath.Join(stopped, "25gaussians", "ed", "checkpoint")
+	ckpt := filepath.Join(out, "25gaussians", "ed", "checkpoint")
 	if latest, err := checkpoint.Latest(ckpt); err != nil || filepath.Base(latest) != "step-000000001" {
 		t.Fatalf("after the stop the checkpoint is %s (%v), want step 1's", latest, err)
 	}
-	if err := runWith(stopped, nil); err != nil {
+	if err := runWith(out, nil); err != nil {
 		t.Fatal(err)
 	}
-	curve := func(out string) string {
-		data, err := os.ReadFile(filepath.Join(out, "25gaussians", "ed", "mse.csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
-	if a, b := curve(straight), curve(stopped); a != b {
-		t.Errorf("curve of the run that never stopped:\n%s\nof the stopped and resumed one:\n%s", a, b)
+	got := testutil.ReadCSV(t, filepath.Join(out, "25gaussians", "ed", "mse.csv"))
+	want := testutil.ReadCSV(t, filepath.Join("testdata", "run-98af0f0", "uninterrupted-mse.csv"))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("curve of the stopped and resumed run %v, of one that never stopped %v", got, want)
 	}
 }

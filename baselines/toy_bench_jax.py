@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""JAX (XLA CPU) port of scripts/toy_bench.py: the 2-D toy energy-MLP
+"""JAX (XLA CPU) port of baselines/toy_bench.py: the 2-D toy energy-MLP
 training step (25-Gaussians) for ED, SM and CD as one compiled function.
 
 What it measures
@@ -38,9 +38,9 @@ was set.
 
 How to run
 ----------
-  python3 scripts/toy_bench_jax.py --method all --threads 1
-  python3 scripts/toy_bench_jax.py --method ed --steps 5000 --json
-  python3 scripts/toy_bench_jax.py --check     # one step vs toy_bench.py (needs torch)
+  python3 baselines/toy_bench_jax.py --method all --threads 1
+  python3 baselines/toy_bench_jax.py --method ed --steps 5000 --json
+  python3 baselines/toy_bench_jax.py --check     # one step vs toy_bench.py (needs torch)
 
 --check builds toy_bench.py's Trainer and the JAX state from the same numpy
 weights, replays torch's random draws of one Trainer.step, feeds them to the

@@ -22,7 +22,7 @@ random weights and batch-norm statistics, and saves:
                                           full-width network's state dict, the
                                           layout of pt_inception-2015-12-05
 
-Run from the repository root: /usr/bin/python3 scripts/fid_reference.py
+Run from the repository root: /usr/bin/python3 fid/testdata/make_fixtures.py
 """
 
 import collections

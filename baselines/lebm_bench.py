@@ -74,10 +74,10 @@ on an extra, untimed call.
 
 How to run
 ----------
-  python3 scripts/lebm_bench.py --device cuda --batch 128 --out docs/results/lebm-speed-gpu-pytorch.md
-  /usr/bin/python3 scripts/lebm_bench.py --device cpu --threads 1 --shapes svhn --batch 2 --iters 1
-  python3 scripts/lebm_bench.py --print-params        # per-layer shapes and totals
-  python3 scripts/lebm_bench.py --check               # ED (and Langevin) vs a numpy loop, float64
+  python3 baselines/lebm_bench.py --device cuda --batch 128 --out docs/results/lebm-speed-gpu-pytorch.md
+  /usr/bin/python3 baselines/lebm_bench.py --device cpu --threads 1 --shapes svhn --batch 2 --iters 1
+  python3 baselines/lebm_bench.py --print-params        # per-layer shapes and totals
+  python3 baselines/lebm_bench.py --check               # ED (and Langevin) vs a numpy loop, float64
 
 Dependencies: torch (1.13 or later), numpy only for --check.
 """

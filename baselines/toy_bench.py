@@ -70,10 +70,10 @@ seed.
 
 How to run (Debian's PyTorch: apt-get install python3-torch)
 -----------------------------------------------------------
-  /usr/bin/python3 scripts/toy_bench.py --method all --threads 2
-  /usr/bin/python3 scripts/toy_bench.py --method ed --steps 5000 --json
-  /usr/bin/python3 scripts/toy_bench.py --check [--check-steps 5000]
-  /usr/bin/python3 scripts/toy_bench.py --check --check-steps 10000 --json \
+  /usr/bin/python3 baselines/toy_bench.py --method all --threads 2
+  /usr/bin/python3 baselines/toy_bench.py --method ed --steps 5000 --json
+  /usr/bin/python3 baselines/toy_bench.py --check [--check-steps 5000]
+  /usr/bin/python3 baselines/toy_bench.py --check --check-steps 10000 --json \
       --data checkerboard --init xavier --seed 1 --threads 1
 
 Dependencies: torch and the Python standard library only.
@@ -91,7 +91,7 @@ Caveats that dominate the numbers
       apt-get download libopenblas0-pthread
       dpkg -x libopenblas0-pthread_*.deb /tmp/ob
       LD_LIBRARY_PATH=/tmp/ob/usr/lib/x86_64-linux-gnu/openblas-pthread \
-          /usr/bin/python3 scripts/toy_bench.py ...
+          /usr/bin/python3 baselines/toy_bench.py ...
 * Threads. torch's intra-op threads are OpenMP threads. These layers are
   small (at most 640x128 activations), so on a 2-core machine shared with
   other processes --threads 2 can be several times SLOWER than --threads 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""JAX (XLA) port of scripts/lebm_bench.py: one LEBM training iteration as
+"""JAX (XLA) port of baselines/lebm_bench.py: one LEBM training iteration as
 one compiled function, for speed comparisons with cmd/bench-lebm (GoMLX on
 XLA) and the eager PyTorch baseline.
 
@@ -68,9 +68,9 @@ alone. The header says what was set.
 
 How to run
 ----------
-  python3 scripts/lebm_bench_jax.py --shapes mnist --batch 64 --iters 5
-  python3 scripts/lebm_bench_jax.py --shapes svhn --batch 16 --iters 5 --prior-iters 5
-  python3 scripts/lebm_bench_jax.py --check --shapes mnist,svhn --batch 8
+  python3 baselines/lebm_bench_jax.py --shapes mnist --batch 64 --iters 5
+  python3 baselines/lebm_bench_jax.py --shapes svhn --batch 16 --iters 5 --prior-iters 5
+  python3 baselines/lebm_bench_jax.py --check --shapes mnist,svhn --batch 8
 
 --check (needs torch and lebm_bench.py): for each shape and method, builds
 the torch model of lebm_bench.py and the JAX state from the same numpy

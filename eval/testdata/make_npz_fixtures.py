@@ -12,7 +12,7 @@ test recomputes:
   rect-2x3-fortran-be.npy  arange(6).reshape(2, 3), Fortran order, big-endian
                           float64 (an array's element order and byte order)
 
-Run: /usr/bin/python3 scripts/make_npz_fixtures.py
+Run: /usr/bin/python3 eval/testdata/make_npz_fixtures.py
 """
 import os
 
@@ -25,7 +25,7 @@ def stats(d):
     return mu, a @ a.T + np.eye(d)
 
 
-out = os.path.join(os.path.dirname(__file__), "..", "eval", "testdata")
+out = os.path.dirname(os.path.abspath(__file__))
 mu, sigma = stats(5)
 np.savez_compressed(os.path.join(out, "stats-d5-f8.npz"), mu=mu, sigma=sigma)
 mu, sigma = stats(4)
