@@ -4,7 +4,7 @@
 # scripts, NumPy for the FID statistics exchange, the XLA CPU PJRT plugin
 # through pip), then gofmt, shellcheck,
 # go vet, go test on every package on XLA CPU, and the numerical core
-# (losses, nets, lebm, density, discrete) again on SimpleGo, the pure-Go
+# (losses, nets, lebm, density, discrete, sampling) again on SimpleGo, the pure-Go
 # fallback.
 # Pass extra `go test` flags as arguments.
 #
@@ -37,7 +37,7 @@ python3 scripts/known_bugs.py --check # docs/testing.md's bugs still apply to th
 go vet ./...
 go run ./cmd/install-pjrt -cpu
 
-simplego_packages=(./losses ./nets ./lebm ./density ./discrete)
+simplego_packages=(./losses ./nets ./lebm ./density ./discrete ./sampling)
 fast_compile="--xla_backend_optimization_level=0 --xla_cpu_parallel_codegen_split_count=1"
 # Test binaries without DWARF tables link in half the time (-w); the
 # longest packages first (measured, docs/first-hour.md), so that none
