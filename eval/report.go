@@ -41,7 +41,12 @@ type Report struct {
 	ChainSteps                int       `json:"chain_steps"`
 	RHat                      float64   `json:"r_hat"`
 	SplitRHat                 float64   `json:"split_r_hat"`
-	FinalMeanEnergy           float64   `json:"final_mean_energy"`
+	// BulkESS and TailESS are the effective sample sizes of U(z) over the
+	// second half of the prior chains (0: not computed, in reports written
+	// before them).
+	BulkESS         float64 `json:"bulk_ess,omitempty"`
+	TailESS         float64 `json:"tail_ess,omitempty"`
+	FinalMeanEnergy float64 `json:"final_mean_energy"`
 	// AnomalyHeldOut is the held-out class (-1: no anomaly evaluation).
 	AnomalyHeldOut int `json:"anomaly_held_out"`
 	// AnomalyImages were scored, AnomalyPositives of them anomalies: the

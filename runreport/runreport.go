@@ -221,6 +221,9 @@ func evalRows(s eval.Report, cfg lebm.Config) ([]evalRow, string) {
 		rows = append(rows, evalRow{fmt.Sprintf("anomaly AUPRC, class %d held out (%d images)", s.AnomalyHeldOut, s.AnomalyImages), ours, want})
 	}
 	rows = append(rows, evalRow{fmt.Sprintf("prior chains R̂ / split R̂ (%d × %d steps)", s.Chains, s.ChainSteps), fmt.Sprintf("%.3f / %.3f", s.RHat, s.SplitRHat), "–"})
+	if s.BulkESS > 0 {
+		rows = append(rows, evalRow{"prior chains bulk / tail ESS of U (second halves)", fmt.Sprintf("%.0f / %.0f", s.BulkESS, s.TailESS), "–"})
+	}
 	note := fmt.Sprintf("Evaluated at step %d.", s.Step)
 	switch {
 	case has:

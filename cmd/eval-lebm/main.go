@@ -441,6 +441,12 @@ func diagnose(out string, energies [][]float64, maxLag int, s *eval.Report) erro
 	if s.FinalMeanEnergy, s.RHat, s.SplitRHat, err = chainStatistics(energies); err != nil {
 		return err
 	}
+	if s.BulkESS, err = eval.BulkESS(second); err != nil {
+		return err
+	}
+	if s.TailESS, err = eval.TailESS(second); err != nil {
+		return err
+	}
 	acf := plots.Series{Name: "mean over chains"}
 	avg := make([]float64, maxLag+1)
 	for _, chain := range second {

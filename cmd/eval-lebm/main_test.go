@@ -210,6 +210,11 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if math.IsNaN(s.RHat) || s.RHat < 0.8 || s.ChainSteps != 200 || s.Chains != 4 {
 		t.Errorf("summary %+v: want R̂ from 4 chains of 200 steps", s)
 	}
+	// eval's tests check the ESS against ArviZ; here, that they were
+	// computed on the chains' second halves (4 × 100 draws of U).
+	if !(s.BulkESS > 0 && s.BulkESS < 4000 && s.TailESS > 0 && s.TailESS < 4000) {
+		t.Errorf("summary bulk ESS %v, tail ESS %v: want positive sizes of the order of the 400 draws", s.BulkESS, s.TailESS)
+	}
 	if s.AnomalyHeldOut != 1 || s.AnomalyImages != 64 || !(s.AnomalyAUPRC > 0 && s.AnomalyAUPRC <= 1) {
 		t.Errorf("summary %+v: want an AUPRC in (0, 1] over 64 images with class 1 held out", s)
 	}
