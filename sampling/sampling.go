@@ -80,22 +80,32 @@ func MALA(ctx *context.Context, energy losses.EnergyFn, x0 *Node, cfg MALAConfig
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
-	s, h := cfg.StepSize, cfg.StepSize*cfg.StepSize/2
+	return MALASteps(ctx, energy, x0, Scalar(x0.Graph(), x0.DType(), cfg.StepSize), cfg.Steps)
+}
+
+// MALASteps is MALA with the step size a scalar node, so that one compiled
+// graph serves every step size (TuneMALA changes it between calls).
+func MALASteps(ctx *context.Context, energy losses.EnergyFn, x0, stepSize *Node, steps int) (x, acceptance *Node) {
+	if steps < 0 {
+		panic(fmt.Errorf("MALA steps = %d: must be ≥ 0", steps))
+	}
+	s := ConvertDType(stepSize, x0.DType())
+	h := DivScalar(Square(s), 2)
 	x = StopGradient(x0)
 	e, grad := losses.EnergyGradient(energy, x)
 	accepted := ZerosLike(e)
-	for range cfg.Steps {
+	for range steps {
 		xi := ctx.RandomNormal(x.Graph(), x.Shape())
-		y := StopGradient(Add(Sub(x, MulScalar(grad, h)), MulScalar(xi, s)))
+		y := StopGradient(Add(Sub(x, Mul(grad, h)), Mul(xi, s)))
 		eY, gradY := losses.EnergyGradient(energy, y)
 		// log q(y|x) = −‖ξ‖²/2; log q(x|y) = −‖x − y + h∇E(y)‖²/(2s²).
-		back := Add(Sub(x, y), MulScalar(gradY, h))
-		logAlpha := Add(Sub(e, eY), Sub(MulScalar(perExampleSumSq(xi), 0.5), MulScalar(perExampleSumSq(back), 1/(2*s*s))))
+		back := Add(Sub(x, y), Mul(gradY, h))
+		logAlpha := Add(Sub(e, eY), Sub(MulScalar(perExampleSumSq(xi), 0.5), Div(perExampleSumSq(back), MulScalar(Square(s), 2))))
 		accept := metropolis(ctx, logAlpha)
 		x, e, grad = pick(accept, y, x), pick(accept, eY, e), pick(accept, gradY, grad)
 		accepted = Add(accepted, ConvertDType(accept, e.DType()))
 	}
-	return StopGradient(x), acceptanceRate(accepted, cfg.Steps)
+	return StopGradient(x), acceptanceRate(accepted, steps)
 }
 
 // HMC runs cfg.Steps HMC transitions on energy from the chains x0 [B, ...]

@@ -1,0 +1,83 @@
+package sampling
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/losses"
+)
+
+// TuneConfig holds the settings of MALA's warm-up.
+type TuneConfig struct {
+	// Target is the acceptance rate sought; 0.574 is optimal for MALA in
+	// high dimension (Roberts & Rosenthal 1998).
+	Target float64
+	// InitialStepSize starts the search.
+	InitialStepSize float64
+	// WarmupSteps is the number of MALA steps of the warm-up, each with
+	// its own step size.
+	WarmupSteps int
+}
+
+// Validate reports the first invalid setting, naming it and its value.
+func (c TuneConfig) Validate() error {
+	if !(c.Target > 0 && c.Target < 1) {
+		return fmt.Errorf("MALA tuning target acceptance = %v: must be in (0, 1)", c.Target)
+	}
+	if !(c.InitialStepSize > 0) || math.IsInf(c.InitialStepSize, 1) {
+		return fmt.Errorf("MALA tuning initial step size = %v: must be a finite number > 0", c.InitialStepSize)
+	}
+	if c.WarmupSteps < 1 {
+		return fmt.Errorf("MALA tuning warm-up steps = %d: must be ≥ 1", c.WarmupSteps)
+	}
+	return nil
+}
+
+// TuneMALA runs cfg.WarmupSteps MALA steps on energy from the chains x0,
+// adapting the step size between steps toward the target acceptance rate
+// (averaged over the chains) by the dual averaging of Hoffman & Gelman
+// (2014, the NUTS paper, section 3.2; γ = 0.05, t₀ = 10, κ = 0.75, μ =
+// log(10·s₀)), and returns the averaged step size it settles on and the
+// chains' states after the warm-up. The step size is then fixed, so that
+// the chains that follow (MALA with it) are exact. ctx holds the energy's
+// variables and the random stream; the warm-up compiles one graph.
+func TuneMALA(b backends.Backend, ctx *context.Context, energy losses.EnergyFn, x0 *tensors.Tensor, cfg TuneConfig) (stepSize float64, x *tensors.Tensor, err error) {
+	if err := cfg.Validate(); err != nil {
+		return 0, nil, err
+	}
+	exec, err := context.NewExec(b, ctx, func(ctx *context.Context, x, logStep *Node) []*Node {
+		next, acceptance := MALASteps(ctx, energy, x, Exp(logStep), 1)
+		return []*Node{next, ConvertDType(ReduceAllMean(acceptance), dtypes.Float64)}
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	const gamma, t0, kappa = 0.05, 10.0, 0.75
+	mu := math.Log(10 * cfg.InitialStepSize)
+	logStep, logAvg, hBar := math.Log(cfg.InitialStepSize), 0.0, 0.0
+	x = x0
+	for k := 1; k <= cfg.WarmupSteps; k++ {
+		out, err := exec.Exec(x, logStep)
+		if err != nil {
+			return 0, nil, fmt.Errorf("sampling: MALA warm-up step %d: %w", k, err)
+		}
+		if x != x0 {
+			x.FinalizeAll()
+		}
+		x = out[0]
+		acceptance := tensors.ToScalar[float64](out[1])
+		out[1].FinalizeAll()
+		fk := float64(k)
+		hBar = (1-1/(fk+t0))*hBar + (cfg.Target-acceptance)/(fk+t0)
+		logStep = mu - math.Sqrt(fk)/gamma*hBar
+		w := math.Pow(fk, -kappa)
+		logAvg = w*logStep + (1-w)*logAvg
+	}
+	return math.Exp(logAvg), x, nil
+}

@@ -1,0 +1,62 @@
+package sampling
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/internal/testutil"
+)
+
+// TestTuneMALAReachesTheTargetAndScales: on N(0, σ²I₁₀), the tuned step
+// gives the target acceptance in the chains that follow, and it scales
+// with σ (the target is the same problem in other units).
+func TestTuneMALAReachesTheTargetAndScales(t *testing.T) {
+	const chains, dim, target = 500, 10, 0.574
+	var tuned []float64
+	for _, sigma := range []float64{1, 3} {
+		ctx := context.New()
+		if err := ctx.SetRNGStateFromSeed(5); err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(8, 9))
+		x0 := tensors.FromFlatDataAndDimensions(normals(rng, chains*dim, sigma), chains, dim)
+		step, x, err := TuneMALA(testutil.Backend(), ctx, gaussian(sigma), x0, TuneConfig{Target: target, InitialStepSize: 0.05, WarmupSteps: 150})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec := context.MustNewExec(testutil.Backend(), ctx, func(ctx *context.Context, x *Node) *Node {
+			_, a := MALA(ctx, gaussian(sigma), x, MALAConfig{StepSize: step, Steps: 10})
+			return ReduceAllMean(a)
+		})
+		acceptance := tensors.ToScalar[float64](exec.MustExec(x)[0])
+		t.Logf("σ = %g: tuned step %.4f, acceptance after warm-up %.3f", sigma, step, acceptance)
+		if math.Abs(acceptance-target) > 0.06 {
+			t.Errorf("σ = %g: acceptance %.3f with the tuned step %.4f, want %.3f ± 0.06", sigma, acceptance, step, target)
+		}
+		tuned = append(tuned, step)
+	}
+	if ratio := tuned[1] / tuned[0]; math.Abs(ratio-3) > 0.6 {
+		t.Errorf("tuned steps %.4f (σ = 1) and %.4f (σ = 3): ratio %.2f, want about 3", tuned[0], tuned[1], ratio)
+	}
+}
+
+func TestTuneConfigRefusesBadSettings(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  TuneConfig
+		want string
+	}{
+		{TuneConfig{Target: 1, InitialStepSize: 0.1, WarmupSteps: 1}, "target acceptance = 1"},
+		{TuneConfig{Target: 0.5, InitialStepSize: -1, WarmupSteps: 1}, "initial step size = -1"},
+		{TuneConfig{Target: 0.5, InitialStepSize: 0.1, WarmupSteps: 0}, "warm-up steps = 0"},
+	} {
+		if err := tc.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want one containing %q", tc.cfg, err, tc.want)
+		}
+	}
+}
