@@ -11,7 +11,6 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"gonum.org/v1/gonum/floats"
 
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/internal/rngstate"
@@ -145,10 +144,12 @@ func AIS(backend backends.Backend, ctx *context.Context, energyOf func(*context.
 			return res, fmt.Errorf("AIS: chain %d's log weight is %v: the energy is not finite on the annealing path", c, w)
 		}
 	}
-	res.LogZ = logMeanExp(res.LogWeights)
-	if res.Low, res.High, err = bootstrapInterval(res.LogWeights, uint64(cfg.Seed)); err != nil {
+	res.LogZ = eval.LogMeanExp(res.LogWeights)
+	iv, err := eval.LogMeanExpInterval(res.LogWeights, 1000, uint64(cfg.Seed))
+	if err != nil {
 		return res, fmt.Errorf("AIS: %w", err)
 	}
+	res.Low, res.High = iv.Lo, iv.Hi
 	return res, nil
 }
 
@@ -177,20 +178,4 @@ func annealBlock(ctx *context.Context, energy losses.EnergyFn, x, logW, betas, l
 		acceptance = Add(acceptance, accepted)
 	}
 	return x, logW, ConvertDType(DivScalar(acceptance, float64(n)), dtypes.Float64)
-}
-
-// logMeanExp returns log(mean(exp(v))) without overflow.
-func logMeanExp(v []float64) float64 { return floats.LogSumExp(v) - math.Log(float64(len(v))) }
-
-// bootstrapInterval is the 95 % percentile interval of logMeanExp over
-// 1000 resamplings of v with replacement.
-func bootstrapInterval(v []float64, seed uint64) (low, high float64, err error) {
-	sample := make([]float64, len(v))
-	estimates := eval.Bootstrap(len(v), 1000, seed, func(indices []int) float64 {
-		for i, j := range indices {
-			sample[i] = v[j]
-		}
-		return logMeanExp(sample)
-	})
-	return eval.PercentileInterval(estimates, 0.95)
 }

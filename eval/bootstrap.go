@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -121,4 +122,22 @@ func FrechetDistanceInterval(features []float64, mu []float64, sigma mat.Symmetr
 	}
 	lo, hi, err := PercentileInterval(distances, 0.95)
 	return Interval{lo, hi}, err
+}
+
+// LogMeanExp is log(mean(exp(v))) for a non-empty v, taken without
+// overflow: the log of an importance-sampling estimate from log weights.
+func LogMeanExp(v []float64) float64 { return floats.LogSumExp(v) - math.Log(float64(len(v))) }
+
+// LogMeanExpInterval is the 95 % percentile interval of LogMeanExp over
+// resamples resamplings of v with replacement (seeded by seed).
+func LogMeanExpInterval(v []float64, resamples int, seed uint64) (Interval, error) {
+	sample := make([]float64, len(v))
+	estimates := Bootstrap(len(v), resamples, seed, func(indices []int) float64 {
+		for i, j := range indices {
+			sample[i] = v[j]
+		}
+		return LogMeanExp(sample)
+	})
+	lo, hi, err := PercentileInterval(estimates, 0.95)
+	return Interval{Lo: lo, Hi: hi}, err
 }
