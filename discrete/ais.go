@@ -13,8 +13,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/eval"
-	"github.com/edlebm/edlebm/internal/rngstate"
 	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/sampling"
 )
 
 // AISConfig is the setting of annealed importance sampling.
@@ -60,10 +60,6 @@ type AISResult struct {
 	Samples []float32
 }
 
-// aisBlock is the number of temperatures one graph execution covers:
-// GoMLX has no loop op, so each block is unrolled.
-const aisBlock = 10
-
 // AIS estimates the log normaliser log Z of p(x) ∝ exp(−E(x)) over
 // {0,1}^D by annealed importance sampling (Neal 2001), as Grathwohl et al.
 // (2021) evaluate their binary EBMs: chains start from the product of
@@ -72,7 +68,8 @@ const aisBlock = 10
 // through p_β ∝ p₀^(1−β)·exp(−β·E) at cfg.Temperatures equally spaced β,
 // each step adding (β_k − β_{k−1})·(−E(x) − log p₀(x)) to the chain's log
 // weight and then moving x by one Gibbs-with-gradients step that keeps
-// p_{β_k} invariant.
+// p_{β_k} invariant (sampling.Anneal runs the loop, as for continuous
+// energies).
 //
 // energyOf builds the energy from the context the graph is built with
 // (ctx, the model's): for example the averaged parameters of a trained
@@ -103,50 +100,17 @@ func AIS(backend backends.Backend, ctx *context.Context, energyOf func(*context.
 		}
 	}
 
-	err = rngstate.Aside(ctx, func() error {
-		if err := ctx.SetRNGStateFromSeed(cfg.Seed); err != nil {
-			return err
-		}
-		exec, err := context.NewExec(backend, ctx, func(ctx *context.Context, x, logW, betas, logOn, logOff *Node) (*Node, *Node, *Node) {
-			return annealBlock(ctx, energyOf(ctx), x, logW, betas, logOn, logOff)
+	state, logW, acceptance, err := sampling.Anneal(backend, ctx, tensors.FromFlatDataAndDimensions(x, cfg.Chains, d), cfg.Temperatures, cfg.Seed,
+		func(ctx *context.Context, x, logW, betas *Node) (*Node, *Node, *Node) {
+			return annealBlock(ctx, energyOf(ctx), x, logW, betas, Const(x.Graph(), logOn), Const(x.Graph(), logOff))
 		})
-		if err != nil {
-			return err
-		}
-		state := tensors.FromFlatDataAndDimensions(x, cfg.Chains, d)
-		logW := tensors.FromFlatDataAndDimensions(make([]float64, cfg.Chains), cfg.Chains)
-		logOnT := tensors.FromFlatDataAndDimensions(logOn, d)
-		logOffT := tensors.FromFlatDataAndDimensions(logOff, d)
-		accepted := 0.0
-		for k := 0; k < cfg.Temperatures; k += aisBlock {
-			n := min(aisBlock, cfg.Temperatures-k)
-			betas := make([]float32, n+1)
-			for i := range betas {
-				betas[i] = float32(float64(k+i) / float64(cfg.Temperatures))
-			}
-			out, err := exec.Exec(state, logW, tensors.FromFlatDataAndDimensions(betas, n+1), logOnT, logOffT)
-			if err != nil {
-				return err
-			}
-			state, logW = out[0], out[1]
-			accepted += tensors.ToScalar[float64](out[2]) * float64(n)
-		}
-		res.LogWeights = tensors.MustCopyFlatData[float64](logW)
-		res.Samples = tensors.MustCopyFlatData[float32](state)
-		res.Acceptance = accepted / float64(cfg.Temperatures)
-		return nil
-	})
 	if err != nil {
 		return res, fmt.Errorf("AIS: %w", err)
 	}
-	for c, w := range res.LogWeights {
-		if math.IsNaN(w) || math.IsInf(w, 0) {
-			return res, fmt.Errorf("AIS: chain %d's log weight is %v: the energy is not finite on the annealing path", c, w)
-		}
-	}
-	res.LogZ = eval.LogMeanExp(res.LogWeights)
-	iv, err := eval.LogMeanExpInterval(res.LogWeights, 1000, uint64(cfg.Seed))
-	if err != nil {
+	res.LogWeights, res.Acceptance = logW, acceptance
+	res.Samples = tensors.MustCopyFlatData[float32](state)
+	var iv eval.Interval
+	if res.LogZ, iv, err = sampling.LogZ(logW, cfg.Seed); err != nil {
 		return res, fmt.Errorf("AIS: %w", err)
 	}
 	res.Low, res.High = iv.Lo, iv.Hi
@@ -163,6 +127,7 @@ func annealBlock(ctx *context.Context, energy losses.EnergyFn, x, logW, betas, l
 		return ReduceSum(Add(Mul(x, InsertAxes(logOn, 0)), Mul(OneMinus(x), InsertAxes(logOff, 0))), 1)
 	}
 	n := betas.Shape().Dimensions[0] - 1
+	betas = ConvertDType(betas, x.DType())
 	beta := func(k int) *Node { return Reshape(Slice(betas, AxisElem(k))) }
 	acceptance = ScalarZero(x.Graph(), x.DType())
 	for k := 1; k <= n; k++ {

@@ -12,7 +12,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/eval"
-	"github.com/edlebm/edlebm/internal/rngstate"
 	"github.com/edlebm/edlebm/losses"
 )
 
@@ -62,10 +61,6 @@ type AISResult struct {
 	Samples []float64
 }
 
-// aisBlock is the number of temperatures one graph execution covers:
-// GoMLX has no loop op, so each block is unrolled.
-const aisBlock = 10
-
 // AIS estimates log Z = log ∫ exp(−E(x)) dx over ℝ^dim by annealed
 // importance sampling (Neal 2001): chains start from the base p₀ =
 // N(0, σ₀²I) and pass through p_β ∝ p₀^(1−β)·exp(−βE) at cfg.Temperatures
@@ -75,8 +70,7 @@ const aisBlock = 10
 // −E(x) − log Z.
 //
 // energyOf builds the energy from the context the graph is built with
-// (ctx: the model's variables). The computation runs with ctx's random
-// stream seeded from cfg.Seed and puts the stream back afterwards.
+// (ctx: the model's variables); Anneal says how the random stream is used.
 func AIS(backend backends.Backend, ctx *context.Context, energyOf func(*context.Context) losses.EnergyFn, dim int, cfg AISConfig) (res AISResult, err error) {
 	if err := cfg.Validate(); err != nil {
 		return res, err
@@ -91,49 +85,16 @@ func AIS(backend backends.Backend, ctx *context.Context, energyOf func(*context.
 	}
 	// log p₀(x) = −‖x‖²/(2σ₀²) − (d/2) log(2πσ₀²).
 	logNorm := -0.5 * float64(dim) * math.Log(2*math.Pi*cfg.BaseStd*cfg.BaseStd)
-	err = rngstate.Aside(ctx, func() error {
-		if err := ctx.SetRNGStateFromSeed(cfg.Seed); err != nil {
-			return err
-		}
-		exec, err := context.NewExec(backend, ctx, func(ctx *context.Context, x, logW, betas *Node) (*Node, *Node, *Node) {
+	state, logW, acceptance, err := Anneal(backend, ctx, tensors.FromFlatDataAndDimensions(x, cfg.Chains, dim), cfg.Temperatures, cfg.Seed,
+		func(ctx *context.Context, x, logW, betas *Node) (*Node, *Node, *Node) {
 			return annealBlock(ctx, energyOf(ctx), x, logW, betas, cfg.BaseStd, logNorm, cfg.StepSize)
 		})
-		if err != nil {
-			return err
-		}
-		state := tensors.FromFlatDataAndDimensions(x, cfg.Chains, dim)
-		logW := tensors.FromFlatDataAndDimensions(make([]float64, cfg.Chains), cfg.Chains)
-		accepted := 0.0
-		for k := 0; k < cfg.Temperatures; k += aisBlock {
-			// A last, shorter block is padded with β = 1: no weight, and
-			// transitions that keep the model itself invariant.
-			betas := make([]float64, aisBlock+1)
-			for i := range betas {
-				betas[i] = min(float64(k+i)/float64(cfg.Temperatures), 1)
-			}
-			out, err := exec.Exec(state, logW, betas)
-			if err != nil {
-				return err
-			}
-			state, logW = out[0], out[1]
-			accepted += tensors.ToScalar[float64](out[2]) * aisBlock
-		}
-		res.LogWeights = tensors.MustCopyFlatData[float64](logW)
-		res.Samples = tensors.MustCopyFlatData[float64](state)
-		blocks := (cfg.Temperatures + aisBlock - 1) / aisBlock
-		res.Acceptance = accepted / float64(blocks*aisBlock)
-		return nil
-	})
 	if err != nil {
 		return res, fmt.Errorf("AIS: %w", err)
 	}
-	for c, w := range res.LogWeights {
-		if math.IsNaN(w) || math.IsInf(w, 0) {
-			return res, fmt.Errorf("AIS: chain %d's log weight is %v: the energy is not finite on the annealing path", c, w)
-		}
-	}
-	res.LogZ = eval.LogMeanExp(res.LogWeights)
-	if res.Interval, err = eval.LogMeanExpInterval(res.LogWeights, 1000, uint64(cfg.Seed)); err != nil {
+	res.LogWeights, res.Acceptance = logW, acceptance
+	res.Samples = tensors.MustCopyFlatData[float64](state)
+	if res.LogZ, res.Interval, err = LogZ(logW, cfg.Seed); err != nil {
 		return res, fmt.Errorf("AIS: %w", err)
 	}
 	return res, nil

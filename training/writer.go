@@ -35,6 +35,8 @@ type BusyError struct {
 	Holder Holder
 }
 
+// Error says which folder is held, by which process and command, and how
+// to go on.
 func (e *BusyError) Error() string {
 	h := e.Holder
 	if h.PID == 0 {
