@@ -49,5 +49,7 @@ XLA_FLAGS="${XLA_FLAGS:-} $fast_compile" EDLEBM_TEST_BACKEND=cpu go test -ldflag
 # learning tests, thousands of steps that take SimpleGo 20 s (two thirds of
 # this pass) to show what the numerical tests here already pin down: the
 # losses, gradients and samplers computed on SimpleGo equal naive loops.
-simplego_skip='Sharded|TestMethodsLearnAGaussianEnergy|TestBinaryMethodsLearnABitDistribution'
+# Examples open the backend a user gets (auto: XLA CPU here), which the
+# XLA pass has run them on already.
+simplego_skip='Sharded|TestMethodsLearnAGaussianEnergy|TestBinaryMethodsLearnABitDistribution|^Example'
 EDLEBM_TEST_BACKEND=go go test -ldflags=-w -timeout 20m -skip "$simplego_skip" "$@" "${simplego_packages[@]}"
