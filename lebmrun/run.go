@@ -133,7 +133,6 @@ func Train(o Options) error {
 	if err != nil {
 		return err
 	}
-	stop := o.Stop
 	if info, err := os.Stat(o.Out); err == nil && !info.IsDir() {
 		return fmt.Errorf("flag -out %s: a file, not a folder", o.Out)
 	}
@@ -187,7 +186,7 @@ func Train(o Options) error {
 		return nil
 	}
 	s := &session{o: o, model: model, test: test, ckptDir: ckptDir, metrics: metrics, history: history,
-		perEpoch: perEpoch, first: step, total: total, stop: stop, devices: devices}
+		perEpoch: perEpoch, first: step, total: total, stop: o.Stop, devices: devices}
 	fmt.Println("building the training graph (XLA also compiles it: the first step waits for that)…")
 	finished, err := s.run(&endless{batches: batches, name: o.Config.Data})
 	if err != nil || !finished {

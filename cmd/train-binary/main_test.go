@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"image/png"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/edlebm/edlebm/internal/testutil"
@@ -100,6 +98,13 @@ func TestShortRunAndResume(t *testing.T) {
 	}
 }
 
+// fixtureFlags are the flags of testdata/make-fixture.sh's runs, to step 6,
+// writing into out.
+func fixtureFlags(out string) []string {
+	return []string{"-backend", "go", "-methods", "bed", "-hidden", "8", "-batch", "16", "-train-size", "64",
+		"-test-size", "32", "-ais-chains", "8", "-ais-temperatures", "10", "-steps", "6", "-out", out}
+}
+
 // TestResumesARunOfAnEarlierVersion: a run folder that train-binary wrote
 // at commit 98af0f0 (testdata/make-fixture.sh: a tiny Bernoulli-ED model
 // on SimpleGo, stopped at step 3) resumes with today's command to exactly
@@ -118,15 +123,8 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 	losses := filepath.Join(out, "bed", "losses.csv")
 	stopped := testutil.ReadCSV(t, losses)
 	stopped[1][1] = "123"
-	var text strings.Builder
-	for _, row := range stopped {
-		text.WriteString(strings.Join(row, ",") + "\n")
-	}
-	if err := os.WriteFile(losses, []byte(text.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o, err := parseFlags([]string{"-backend", "go", "-methods", "bed", "-hidden", "8", "-batch", "16", "-train-size", "64",
-		"-test-size", "32", "-ais-chains", "8", "-ais-temperatures", "10", "-steps", "6", "-out", out})
+	testutil.WriteCSV(t, losses, stopped)
+	o, err := parseFlags(fixtureFlags(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,8 +161,7 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 func TestStopSignalSavesAndResumes(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
 	runWith := func(out string, stop chan os.Signal) error {
-		o, err := parseFlags([]string{"-backend", "go", "-methods", "bed", "-hidden", "8", "-batch", "16", "-train-size", "64",
-			"-test-size", "32", "-ais-chains", "8", "-ais-temperatures", "10", "-steps", "6", "-out", out})
+		o, err := parseFlags(fixtureFlags(out))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,14 +169,7 @@ func TestStopSignalSavesAndResumes(t *testing.T) {
 		return run(o)
 	}
 	out := t.TempDir()
-	stop := make(chan os.Signal, 1)
-	stop <- syscall.SIGTERM
-	if err := runWith(out, stop); !errors.Is(err, training.ErrStopped) {
-		t.Fatalf("stopped run ended with %v, want training.ErrStopped", err)
-	}
-	if err := runWith(out, nil); err != nil {
-		t.Fatal(err)
-	}
+	testutil.StopThenResume(t, training.ErrStopped, func(stop chan os.Signal) error { return runWith(out, stop) })
 	got := testutil.ReadCSV(t, filepath.Join(out, "bed", "losses.csv"))
 	want := testutil.ReadCSV(t, filepath.Join("testdata", "run-98af0f0", "uninterrupted-losses.csv"))
 	if !reflect.DeepEqual(got, want) {

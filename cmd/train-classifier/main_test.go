@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/edlebm/edlebm/checkpoint"
@@ -139,6 +137,13 @@ func TestSetIsStoredAndChecked(t *testing.T) {
 	}
 }
 
+// fixtureOptions are the settings of testdata/make-fixture.sh's runs, 2
+// epochs, writing into out and stopping on stop.
+func fixtureOptions(out string, stop chan os.Signal) options {
+	return options{dataDir: mnist.DefaultFashionDir, out: out, backend: "go", epochs: 2, batch: 256, trainN: 512,
+		set: "classifier_hidden=16,8", stop: stop}
+}
+
 // TestResumesARunOfAnEarlierVersion: a run folder that train-classifier
 // wrote at commit 98af0f0 (testdata/make-fixture.sh: a tiny classifier on
 // SimpleGo after epoch 1) resumes with today's command to exactly the
@@ -157,8 +162,7 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 		}
 		return files
 	}
-	o := options{dataDir: mnist.DefaultFashionDir, out: out, backend: "go", epochs: 2, batch: 256, trainN: 512, set: "classifier_hidden=16,8"}
-	if err := run(o); err != nil {
+	if err := run(fixtureOptions(out, nil)); err != nil {
 		t.Fatal(err)
 	}
 	// The step-2 checkpoint is still the fixture's own files: the run went
@@ -199,22 +203,15 @@ func TestFewerImagesThanAnEvaluationBatch(t *testing.T) {
 // fixture of TestResumesARunOfAnEarlierVersion, on the same backend).
 func TestStopSignalSavesAndResumes(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
-	opts := func(out string, stop chan os.Signal) options {
-		return options{dataDir: mnist.DefaultFashionDir, out: out, backend: "go", epochs: 2, batch: 256, trainN: 512,
-			set: "classifier_hidden=16,8", stop: stop}
-	}
 	out := t.TempDir()
-	stop := make(chan os.Signal, 1)
-	stop <- syscall.SIGTERM
-	if err := run(opts(out, stop)); !errors.Is(err, training.ErrStopped) {
-		t.Fatalf("stopped run ended with %v, want training.ErrStopped", err)
-	}
-	if latest, err := checkpoint.Latest(filepath.Join(out, "checkpoint")); err != nil || filepath.Base(latest) != "step-000000001" {
-		t.Fatalf("after the stop the checkpoint is %s (%v), want step 1's", latest, err)
-	}
-	if err := run(opts(out, nil)); err != nil {
-		t.Fatal(err)
-	}
+	testutil.StopThenResume(t, training.ErrStopped, func(stop chan os.Signal) error {
+		if stop == nil { // the first run's checkpoint is step 1's
+			if latest, err := checkpoint.Latest(filepath.Join(out, "checkpoint")); err != nil || filepath.Base(latest) != "step-000000001" {
+				t.Fatalf("after the stop the checkpoint is %s (%v), want step 1's", latest, err)
+			}
+		}
+		return run(fixtureOptions(out, stop))
+	})
 	got, errGot := os.ReadFile(filepath.Join(out, "summary.json"))
 	want, errWant := os.ReadFile(filepath.Join("testdata", "run-98af0f0", "uninterrupted-summary.json"))
 	if errGot != nil || errWant != nil || !bytes.Equal(got, want) {

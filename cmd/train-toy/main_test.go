@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/edlebm/edlebm/checkpoint"
@@ -132,6 +131,13 @@ func TestResumedRunMatchesUninterruptedRun(t *testing.T) {
 	}
 }
 
+// fixtureFlags are the flags of testdata/make-fixture.sh's runs, to step 8,
+// writing into out.
+func fixtureFlags(out string) []string {
+	return []string{"-backend", "go", "-data", "25gaussians", "-methods", "ed", "-hidden", "8,8", "-batch", "16",
+		"-eval-every", "2", "-eval-n", "100", "-grid", "10", "-samples", "10", "-sample-steps", "2", "-steps", "8", "-out", out}
+}
+
 // TestResumesARunOfAnEarlierVersion: a run folder that train-toy wrote at
 // commit 98af0f0 (testdata/make-fixture.sh: a tiny ED model on SimpleGo,
 // stopped at step 4) resumes with today's command to exactly the curve of
@@ -148,15 +154,8 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 	curve := filepath.Join(out, "25gaussians", "ed", "mse.csv")
 	stopped := testutil.ReadCSV(t, curve)
 	stopped[1][1] = "123"
-	var text strings.Builder
-	for _, row := range stopped {
-		text.WriteString(strings.Join(row, ",") + "\n")
-	}
-	if err := os.WriteFile(curve, []byte(text.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o, err := parseFlags([]string{"-backend", "go", "-data", "25gaussians", "-methods", "ed", "-hidden", "8,8", "-batch", "16",
-		"-eval-every", "2", "-eval-n", "100", "-grid", "10", "-samples", "10", "-sample-steps", "2", "-steps", "8", "-out", out})
+	testutil.WriteCSV(t, curve, stopped)
+	o, err := parseFlags(fixtureFlags(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +178,7 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 // same backend).
 func TestStopSignalSavesAndResumes(t *testing.T) {
 	runWith := func(out string, stop chan os.Signal) error {
-		o, err := parseFlags([]string{"-backend", "go", "-data", "25gaussians", "-methods", "ed", "-hidden", "8,8", "-batch", "16",
-			"-eval-every", "2", "-eval-n", "100", "-grid", "10", "-samples", "10", "-sample-steps", "2", "-steps", "8", "-out", out})
+		o, err := parseFlags(fixtureFlags(out))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,18 +186,15 @@ func TestStopSignalSavesAndResumes(t *testing.T) {
 		return run(o)
 	}
 	out := t.TempDir()
-	stop := make(chan os.Signal, 1)
-	stop <- syscall.SIGTERM
-	if err := runWith(out, stop); !errors.Is(err, training.ErrStopped) {
-		t.Fatalf("stopped run ended with %v, want training.ErrStopped", err)
-	}
-	ckpt := filepath.Join(out, "25gaussians", "ed", "checkpoint")
-	if latest, err := checkpoint.Latest(ckpt); err != nil || filepath.Base(latest) != "step-000000001" {
-		t.Fatalf("after the stop the checkpoint is %s (%v), want step 1's", latest, err)
-	}
-	if err := runWith(out, nil); err != nil {
-		t.Fatal(err)
-	}
+	testutil.StopThenResume(t, training.ErrStopped, func(stop chan os.Signal) error {
+		if stop == nil { // the first run's checkpoint is step 1's
+			ckpt := filepath.Join(out, "25gaussians", "ed", "checkpoint")
+			if latest, err := checkpoint.Latest(ckpt); err != nil || filepath.Base(latest) != "step-000000001" {
+				t.Fatalf("after the stop the checkpoint is %s (%v), want step 1's", latest, err)
+			}
+		}
+		return runWith(out, stop)
+	})
 	got := testutil.ReadCSV(t, filepath.Join(out, "25gaussians", "ed", "mse.csv"))
 	want := testutil.ReadCSV(t, filepath.Join("testdata", "run-98af0f0", "uninterrupted-mse.csv"))
 	if !reflect.DeepEqual(got, want) {

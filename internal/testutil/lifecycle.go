@@ -1,7 +1,10 @@
 package testutil
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -49,5 +52,21 @@ func CheckLifecycle[M any, S comparable](t *testing.T, lc Lifecycle[M, S]) {
 	}
 	if got := lc.Steps(loaded); got != before+after {
 		t.Errorf("the loaded model is at step %d after %d more, want %d", got, after, before+after)
+	}
+}
+
+// StopThenResume runs a training command twice in the same folder: first
+// with a stop (SIGTERM) already received, which must end it after its
+// first step with the error stopped (training.ErrStopped, which this
+// package cannot import), then without one, to its end.
+func StopThenResume(t *testing.T, stopped error, run func(stop chan os.Signal) error) {
+	t.Helper()
+	stop := make(chan os.Signal, 1)
+	stop <- syscall.SIGTERM
+	if err := run(stop); !errors.Is(err, stopped) {
+		t.Fatalf("stopped run ended with %v, want %v", err, stopped)
+	}
+	if err := run(nil); err != nil {
+		t.Fatalf("resumed run: %v", err)
 	}
 }

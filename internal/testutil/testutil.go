@@ -299,6 +299,22 @@ func ReadCSV(t testing.TB, path string) [][]string {
 	return records
 }
 
+// WriteCSV writes records to path as CSV, or fails the test.
+func WriteCSV(t testing.TB, path string, records [][]string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := csv.NewWriter(f)
+	if err := w.WriteAll(records); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // PNGConfig returns the width, height and colour model of the PNG file at
 // path, or fails the test.
 func PNGConfig(t testing.TB, path string) image.Config {
