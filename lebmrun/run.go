@@ -267,7 +267,7 @@ func (o Options) deviceCount(choice backend.Choice, available int) (int, error) 
 }
 
 // batchSource is the training batches: datasets.Batches over images in
-// memory, or a celeba.Stream decoding them as they are needed.
+// memory, or a datasets.Stream decoding them as they are needed.
 type batchSource interface {
 	Yield() (spec any, inputs, labels []*tensors.Tensor, err error)
 	Reset()
@@ -316,11 +316,11 @@ func loadData(o Options) (batches batchSource, trainN int, test *datasets.Images
 	}
 	if train == nil {
 		stream, err := celeba.NewStream(o.DataDir, byname.CelebAOptions(o.Config.Data, "train", o.TrainSize),
-			celeba.StreamOptions{BatchSize: o.Batch, Seed: uint64(o.Config.Seed)})
+			datasets.StreamOptions{BatchSize: o.Batch, Seed: uint64(o.Config.Seed)})
 		if err != nil {
 			return nil, 0, nil, fmt.Errorf("flag -data-dir %s: %w", o.DataDir, err)
 		}
-		return stream, len(stream.Files()), test, nil
+		return stream, stream.Len(), test, nil
 	}
 	train = train.Head(o.TrainSize)
 	b, err := datasets.NewBatches(train, o.Batch, datasets.WithSeed(uint64(o.Config.Seed)))

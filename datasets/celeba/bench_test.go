@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edlebm/edlebm/datasets"
 )
 
 // benchImages is the number of images of the benchmark folder.
@@ -66,7 +68,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.ReportMetric(float64(benchImages*b.N)/b.Elapsed().Seconds(), "images/s")
 		})
 		b.Run(fmt.Sprintf("Stream/%d", size), func(b *testing.B) {
-			s, err := NewStream(root, opts, StreamOptions{BatchSize: 50})
+			s, err := NewStream(root, opts, datasets.StreamOptions{BatchSize: 50})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -22,11 +22,13 @@
 // Load decodes a split into memory: S·S·3 float32 values per image, so the
 // default 40,000 training images take 1.97 GB at S = 64 and 7.9 GB at
 // S = 128; no full-size image is kept. NewStream instead decodes shuffled
-// mini-batches on the fly, holding only a few batches at a time.
+// mini-batches on the fly (datasets.Stream), holding only a few batches at
+// a time. The decoding is package imagefile's.
 package celeba
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -34,10 +36,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/imagefile"
 )
 
 // Names of the files and folders of a CelebA root folder.
@@ -215,6 +216,43 @@ func openSplit(root string, o Options) (*source, []string, error) {
 // malformed, lists an image the folder or zip lacks, or an image fails to
 // decode or is not 178×218; it never returns a partial set.
 func Load(root string, opts Options) (*datasets.Images, error) {
+	set, err := open(root, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer set.Close()
+	return datasets.LoadSource(set, set.opts.Workers)
+}
+
+// NewStream opens the images the options select from root and returns a
+// datasets.Stream of them positioned at the start of epoch 0, already
+// decoding its first batches (sopts.Workers defaults to opts.Workers). It
+// checks the partition file and that every image exists; an image that
+// fails to decode is reported by the Yield that needs it. Closing the
+// stream releases the files.
+func NewStream(root string, opts Options, sopts datasets.StreamOptions) (*datasets.Stream, error) {
+	set, err := open(root, opts)
+	if err != nil {
+		return nil, err
+	}
+	sopts.Workers = cmp.Or(sopts.Workers, set.opts.Workers)
+	stream, err := datasets.NewStream(set, sopts)
+	if err != nil {
+		set.Close()
+		return nil, fmt.Errorf("celeba: %w", err)
+	}
+	return stream, nil
+}
+
+// imageSet is the images the options select, as a datasets.Source.
+type imageSet struct {
+	*source
+	names []string
+	opts  Options
+}
+
+// open checks the options and opens the images they select.
+func open(root string, opts Options) (*imageSet, error) {
 	o, err := opts.check()
 	if err != nil {
 		return nil, err
@@ -223,49 +261,33 @@ func Load(root string, opts Options) (*datasets.Images, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer src.Close()
-
-	im := &datasets.Images{
-		Name: o.name(), N: len(names), Height: o.Size, Width: o.Size, Channels: 3,
-		Pixels: make([]float32, len(names)*o.Size*o.Size*3),
-	}
-	if err := decodeAll(src, names, o.Size, o.Workers, im.Image); err != nil {
-		return nil, err
-	}
-	return im, nil
+	return &imageSet{source: src, names: names, opts: o}, nil
 }
 
-// decodeAll decodes images names[i] into dst(i) with the given number of
-// parallel workers. On failure it stops early and returns the error of the
-// lowest-numbered image that failed.
-func decodeAll(src *source, names []string, size, workers int, dst func(i int) []float32) error {
-	var (
-		next     atomic.Int64 // next image to decode
-		failed   atomic.Bool
-		mu       sync.Mutex
-		firstBad = len(names)
-		firstErr error
-		wg       sync.WaitGroup
-	)
-	for range min(workers, len(names)) {
-		wg.Go(func() {
-			d := newDecoder(size)
-			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= len(names) {
-					return
-				}
-				if err := src.decode(d, names[i], dst(i)); err != nil {
-					mu.Lock()
-					if i < firstBad {
-						firstBad, firstErr = i, err
-					}
-					mu.Unlock()
-					failed.Store(true)
-				}
-			}
-		})
+func (s *imageSet) Name() string                  { return s.opts.name() }
+func (s *imageSet) Len() int                      { return len(s.names) }
+func (s *imageSet) Shape() (height, width, c int) { return s.opts.Size, s.opts.Size, 3 }
+
+// NewReader decodes image i with a decoder of its own.
+func (s *imageSet) NewReader() func(i int, dst []float32) error {
+	d := newDecoder(s.opts.Size)
+	return func(i int, dst []float32) error { return s.decode(d, s.names[i], dst) }
+}
+
+// maxJPEGBytes bounds the size of one image file: aligned CelebA JPEGs are
+// 5–30 KB; a larger file is refused before it is read whole.
+const maxJPEGBytes = 4 << 20
+
+// newDecoder returns a decoder of aligned CelebA JPEGs into size×size RGB
+// images, refusing any image of another size.
+func newDecoder(size int) *imagefile.Decoder {
+	d := imagefile.NewDecoder(size, 3)
+	d.MaxBytes = maxJPEGBytes
+	d.Accept = func(w, h int) error {
+		if w != AlignedWidth || h != AlignedHeight {
+			return fmt.Errorf("image is %d×%d pixels, want %d×%d (aligned CelebA)", w, h, AlignedWidth, AlignedHeight)
+		}
+		return nil
 	}
-	wg.Wait()
-	return firstErr
+	return d
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/edlebm/edlebm/datasets"
+	"github.com/edlebm/edlebm/datasets/imagefile"
 )
 
 // jpegTol is the largest difference, in 8-bit levels, allowed between a
@@ -218,7 +219,7 @@ func TestLoadErrors(t *testing.T) {
 		}, []string{"neither the folder", ImageZip}},
 		{"corrupt image", false, Options{Size: 64, Split: "train", Limit: -1}, func(t *testing.T, root string) {
 			writeFile(t, filepath.Join(root, ImageDir, "000002.jpg"), []byte("not a JPEG"))
-		}, []string{filepath.Join(ImageDir, "000002.jpg"), "decoding JPEG"}},
+		}, []string{filepath.Join(ImageDir, "000002.jpg"), imagefile.ErrNotImage.Error()}},
 		{"truncated image in zip", true, Options{Size: 64, Split: "test"}, func(t *testing.T, root string) {
 			data := encodeJPEG(t, AlignedWidth, AlignedHeight, fixture[8].at)
 			writeImages(t, root, true, map[string][]byte{

@@ -59,7 +59,7 @@ func FuzzDecodeImage(f *testing.F) {
 		dst := make([]float32, 8*8*3)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		err := d.decode(bytes.NewReader(data), dst)
+		err := d.Decode(bytes.NewReader(data), dst)
 		runtime.ReadMemStats(&after)
 		// An aligned image decodes to 178×218×4 bytes and its resized copies.
 		if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 4<<20+4*uint64(len(data)) {

@@ -10,6 +10,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/edlebm/edlebm/datasets/imagefile"
 )
 
 // source gives access to the JPEGs of a CelebA root folder, held either in
@@ -110,12 +112,12 @@ func (s *source) open(name string) (io.ReadCloser, error) {
 
 // decode decodes image name with d into dst, and names the image in any
 // error.
-func (s *source) decode(d *decoder, name string, dst []float32) error {
+func (s *source) decode(d *imagefile.Decoder, name string, dst []float32) error {
 	r, err := s.open(name)
 	if err != nil {
 		return fmt.Errorf("celeba: %w", err)
 	}
-	err = d.decode(r, dst)
+	err = d.Decode(r, dst)
 	// Reading a zip entry to its end verifies its checksum: a corrupt entry
 	// whose JPEG still decodes is reported here.
 	if _, cerr := io.Copy(io.Discard, r); err == nil && cerr != nil {

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edlebm/edlebm/datasets"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/edlebm/edlebm/datasets"
 )
 
 // yieldPixels calls Yield once and returns the batch's pixels and shape.
@@ -29,7 +30,7 @@ func yieldPixels(t *testing.T, ds interface {
 	return tensors.MustCopyFlatData[float32](inputs[0]), inputs[0].Shape().Dimensions, nil
 }
 
-func newStream(t *testing.T, root string, opts Options, sopts StreamOptions) *Stream {
+func newStream(t *testing.T, root string, opts Options, sopts datasets.StreamOptions) *datasets.Stream {
 	t.Helper()
 	s, err := NewStream(root, opts, sopts)
 	if err != nil {
@@ -47,7 +48,7 @@ func TestStreamCoversEpoch(t *testing.T) {
 	root := newFixture(t, false)
 	opts := Options{Size: 64, Split: "train", Limit: -1}
 	im := loadOK(t, root, opts)
-	s := newStream(t, root, opts, StreamOptions{BatchSize: 2, Seed: 3, KeepPartial: true, Prefetch: 1})
+	s := newStream(t, root, opts, datasets.StreamOptions{BatchSize: 2, Seed: 3, KeepPartial: true, Prefetch: 1})
 	if s.Name() != "celeba64/train" || s.BatchesPerEpoch() != 3 {
 		t.Fatalf("stream %q with %d batches per epoch, want celeba64/train with 3", s.Name(), s.BatchesPerEpoch())
 	}
@@ -97,16 +98,16 @@ func TestStreamMatchesBatches(t *testing.T) {
 	tests := []struct {
 		root  string
 		opts  Options
-		sopts StreamOptions
+		sopts datasets.StreamOptions
 		bopts []datasets.BatchOption
 	}{
-		{dir, Options{Size: 64, Split: "train", Limit: -1}, StreamOptions{BatchSize: 2, Seed: 11},
+		{dir, Options{Size: 64, Split: "train", Limit: -1}, datasets.StreamOptions{BatchSize: 2, Seed: 11},
 			[]datasets.BatchOption{datasets.WithSeed(11)}},
-		{dir, Options{Size: 64, Split: "train", Limit: 4, Workers: 1}, StreamOptions{BatchSize: 3, Seed: 5, KeepPartial: true},
+		{dir, Options{Size: 64, Split: "train", Limit: 4, Workers: 1}, datasets.StreamOptions{BatchSize: 3, Seed: 5, KeepPartial: true},
 			[]datasets.BatchOption{datasets.WithSeed(5), datasets.WithPartialBatch()}},
-		{zipped, Options{Size: 128, Split: "train", Limit: -1, Workers: 3}, StreamOptions{BatchSize: 1, NoShuffle: true, Prefetch: 2},
+		{zipped, Options{Size: 128, Split: "train", Limit: -1, Workers: 3}, datasets.StreamOptions{BatchSize: 1, NoShuffle: true, Prefetch: 2},
 			[]datasets.BatchOption{datasets.WithoutShuffle()}},
-		{zipped, Options{Size: 64, Split: "valid"}, StreamOptions{BatchSize: 2},
+		{zipped, Options{Size: 64, Split: "valid"}, datasets.StreamOptions{BatchSize: 2},
 			nil},
 	}
 	for _, tc := range tests {
@@ -145,7 +146,7 @@ func TestStreamMatchesBatches(t *testing.T) {
 func TestStreamSeek(t *testing.T) {
 	root := newFixture(t, false)
 	opts := Options{Size: 64, Split: "train", Limit: -1}
-	sopts := StreamOptions{BatchSize: 2, Seed: 9}
+	sopts := datasets.StreamOptions{BatchSize: 2, Seed: 9}
 
 	// Read through epochs 0 and 1 and into epoch 2, recording every batch.
 	ref := newStream(t, root, opts, sopts)
@@ -204,7 +205,7 @@ func TestStreamSeek(t *testing.T) {
 func TestStreamDecodeError(t *testing.T) {
 	root := newFixture(t, false)
 	writeFile(t, filepath.Join(root, ImageDir, "000003.jpg"), []byte("garbage"))
-	s := newStream(t, root, Options{Size: 64, Split: "train", Limit: -1}, StreamOptions{BatchSize: 1, NoShuffle: true})
+	s := newStream(t, root, Options{Size: 64, Split: "train", Limit: -1}, datasets.StreamOptions{BatchSize: 1, NoShuffle: true})
 	for b := range 5 {
 		_, _, err := yieldPixels(t, s)
 		if b == 2 {
@@ -222,14 +223,14 @@ func TestNewStreamErrors(t *testing.T) {
 	opts := Options{Size: 64, Split: "valid"}
 	tests := []struct {
 		opts    Options
-		sopts   StreamOptions
+		sopts   datasets.StreamOptions
 		wantErr string
 	}{
-		{opts, StreamOptions{BatchSize: 0}, "batch size 0, want a value in [1, 2]"},
-		{opts, StreamOptions{BatchSize: 3}, "batch size 3"},
-		{opts, StreamOptions{BatchSize: 1, Prefetch: -1}, "prefetch -1"},
-		{Options{Size: 64, Split: "train"}, StreamOptions{BatchSize: 1}, "fewer than the 40000 requested"},
-		{Options{Size: 100, Split: "train"}, StreamOptions{BatchSize: 1}, "image size 100"},
+		{opts, datasets.StreamOptions{BatchSize: 0}, "batch size 0, want a value in [1, 2]"},
+		{opts, datasets.StreamOptions{BatchSize: 3}, "batch size 3"},
+		{opts, datasets.StreamOptions{BatchSize: 1, Prefetch: -1}, "prefetch -1"},
+		{Options{Size: 64, Split: "train"}, datasets.StreamOptions{BatchSize: 1}, "fewer than the 40000 requested"},
+		{Options{Size: 100, Split: "train"}, datasets.StreamOptions{BatchSize: 1}, "image size 100"},
 	}
 	for _, tc := range tests {
 		if s, err := NewStream(root, tc.opts, tc.sopts); err == nil {
@@ -247,7 +248,7 @@ func TestNewStreamErrors(t *testing.T) {
 func TestStreamClose(t *testing.T) {
 	root := newFixture(t, true)
 	before := runtime.NumGoroutine()
-	s, err := NewStream(root, Options{Size: 128, Split: "train", Limit: -1, Workers: 4}, StreamOptions{BatchSize: 1, Prefetch: 1})
+	s, err := NewStream(root, Options{Size: 128, Split: "train", Limit: -1, Workers: 4}, datasets.StreamOptions{BatchSize: 1, Prefetch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,18 +273,5 @@ func TestStreamClose(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
-	}
-}
-
-// TestStreamPrefetch checks the depth of the queue of ready batches: the
-// Prefetch asked for, or DefaultPrefetch for zero.
-func TestStreamPrefetch(t *testing.T) {
-	root := newFixture(t, false)
-	for _, tc := range []struct{ prefetch, want int }{{0, DefaultPrefetch}, {2, 2}} {
-		s := newStream(t, root, Options{Size: 64, Split: "valid", Workers: 1}, StreamOptions{BatchSize: 1, Prefetch: tc.prefetch})
-		if got := cap(s.pipe.ready); got != tc.want {
-			t.Errorf("Prefetch %d: %d batches queued ahead, want %d", tc.prefetch, got, tc.want)
-		}
-		s.Close()
 	}
 }

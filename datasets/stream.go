@@ -1,9 +1,11 @@
-package celeba
+package datasets
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -28,28 +30,30 @@ type StreamOptions struct {
 	// Prefetch is the number of decoded batches kept ready ahead of Yield;
 	// zero means DefaultPrefetch.
 	Prefetch int
+	// Workers is the number of images decoded in parallel; zero means
+	// runtime.GOMAXPROCS(0).
+	Workers int
 }
 
-// Stream is a train.Dataset that decodes CelebA mini-batches on the fly, so
-// that memory holds a few batches instead of the whole set.
+// Stream is a train.Dataset that decodes the mini-batches of a Source on
+// the fly, so that memory holds a few batches instead of the whole set.
 //
-// Each Yield returns inputs = [float32 tensor [B, S, S, 3]] in [-1, 1] and
-// no labels, decoded exactly as Load decodes. Behind the current position a
-// pool of Options.Workers goroutines decodes the following batches in
-// parallel into a queue of StreamOptions.Prefetch ready batches, so at most
-// Prefetch + 2 batches (B·S·S·3 float32 each) are held at a time.
+// Each Yield returns inputs = [float32 tensor [B, H, W, C]] in [-1, 1] and
+// no labels. Behind the current position a pool of StreamOptions.Workers
+// goroutines decodes the following batches in parallel into a queue of
+// StreamOptions.Prefetch ready batches, so at most Prefetch + 2 batches
+// (B·H·W·C float32 each) are held at a time.
 //
 // Epoch e visits the images in the order of a permutation drawn from a PCG
-// generator seeded with (Seed, e), the same order datasets.NewBatches with
-// datasets.WithSeed(Seed) gives over Load's result: a stream and an
-// in-memory set yield identical batches, and a resumed run continues the
-// same order by calling Seek. A Stream is not safe for concurrent use; call
-// Close to stop its goroutines and release the files.
+// generator seeded with (Seed, e), the same order NewBatches with
+// WithSeed(Seed) gives over LoadSource's result: a stream and an in-memory
+// set yield identical batches, and a resumed run continues the same order
+// by calling Seek. A Stream is not safe for concurrent use; call Close to
+// stop its goroutines and, when the Source is an io.Closer, close it.
 type Stream struct {
-	name      string
-	size      int
-	src       *source
-	files     []string
+	src       Source
+	h, w, c   int
+	n         int
 	batchSize int
 	seed      uint64
 	shuffle   bool
@@ -69,7 +73,7 @@ var _ train.Dataset = (*Stream)(nil)
 // pending is a batch being decoded: Yield waits on done, then reads pixels
 // and errs.
 type pending struct {
-	pixels []float32 // len(errs)·S·S·3 values
+	pixels []float32 // len(errs)·H·W·C values
 	errs   []error   // error of each image, nil once decoded
 	done   sync.WaitGroup
 }
@@ -83,61 +87,47 @@ type pipeline struct {
 	wg    sync.WaitGroup
 }
 
-// job asks a worker to decode image slot of batch p.
+// job asks a worker to decode image index into slot of batch p.
 type job struct {
-	p    *pending
-	slot int
-	file string
+	p           *pending
+	slot, index int
 }
 
-// NewStream opens the images the options select from root and returns a
-// Stream positioned at the start of epoch 0, already decoding its first
-// batches. It checks the partition file and that every image exists; an
-// image that fails to decode is reported by the Yield that needs it. It
-// errors if the batch size is not in [1, number of images].
-func NewStream(root string, opts Options, sopts StreamOptions) (*Stream, error) {
-	o, err := opts.check()
-	if err != nil {
-		return nil, err
+// NewStream returns a Stream over src positioned at the start of epoch 0,
+// already decoding its first batches. An image that fails to decode is
+// reported by the Yield that needs it. It errors if the batch size is not
+// in [1, src.Len()].
+func NewStream(src Source, opts StreamOptions) (*Stream, error) {
+	if opts.Prefetch < 0 || opts.Workers < 0 {
+		return nil, fmt.Errorf("%s: stream with prefetch %d and %d workers, want positive numbers or 0 for the defaults", src.Name(), opts.Prefetch, opts.Workers)
 	}
-	if sopts.Prefetch < 0 {
-		return nil, fmt.Errorf("celeba: prefetch %d, want a positive number or 0 for %d", sopts.Prefetch, DefaultPrefetch)
+	n := src.Len()
+	if opts.BatchSize <= 0 || opts.BatchSize > n {
+		return nil, fmt.Errorf("%s: batch size %d, want a value in [1, %d] (the number of images)", src.Name(), opts.BatchSize, n)
 	}
-	if sopts.Prefetch == 0 {
-		sopts.Prefetch = DefaultPrefetch
-	}
-	src, files, err := openSplit(root, o)
-	if err != nil {
-		return nil, err
-	}
-	if sopts.BatchSize <= 0 || sopts.BatchSize > len(files) {
-		src.Close()
-		return nil, fmt.Errorf("celeba: batch size %d, want a value in [1, %d] (the number of %s images)",
-			sopts.BatchSize, len(files), o.Split)
-	}
+	h, w, c := src.Shape()
 	s := &Stream{
-		name: o.name(), size: o.Size, src: src, files: files,
-		batchSize: sopts.BatchSize, seed: sopts.Seed, shuffle: !sopts.NoShuffle, partial: sopts.KeepPartial,
-		workers: o.Workers, prefetch: sopts.Prefetch,
-		order: make([]int, len(files)),
+		src: src, h: h, w: w, c: c, n: n,
+		batchSize: opts.BatchSize, seed: opts.Seed, shuffle: !opts.NoShuffle, partial: opts.KeepPartial,
+		workers: cmp.Or(opts.Workers, runtime.GOMAXPROCS(0)), prefetch: cmp.Or(opts.Prefetch, DefaultPrefetch),
+		order: make([]int, n),
 	}
 	s.moveTo(0, 0)
 	return s, nil
 }
 
 // Name returns the name of the image set, e.g. "celeba64/train".
-func (s *Stream) Name() string { return s.name }
+func (s *Stream) Name() string { return s.src.Name() }
 
-// Files returns the image file names of the set, in file order (the order
-// SplitFiles returns). The caller must not modify it.
-func (s *Stream) Files() []string { return s.files }
+// Len returns the number of images of the set.
+func (s *Stream) Len() int { return s.n }
 
 // BatchesPerEpoch returns the number of batches Yield returns before io.EOF.
 func (s *Stream) BatchesPerEpoch() int {
 	if s.partial {
-		return (len(s.files) + s.batchSize - 1) / s.batchSize
+		return (s.n + s.batchSize - 1) / s.batchSize
 	}
-	return len(s.files) / s.batchSize
+	return s.n / s.batchSize
 }
 
 // Position returns the epoch and the index within it of the batch the next
@@ -149,11 +139,11 @@ func (s *Stream) Position() (epoch, batch int) { return s.epoch, s.batch }
 // decoding from there.
 func (s *Stream) Seek(epoch, batch int) error {
 	if s.closed {
-		return fmt.Errorf("celeba: %s: seek on a closed stream", s.name)
+		return fmt.Errorf("%s: seek on a closed stream", s.Name())
 	}
 	if epoch < 0 || batch < 0 || batch > s.BatchesPerEpoch() {
-		return fmt.Errorf("celeba: %s: seek to epoch %d batch %d, want epoch ≥ 0 and batch in [0, %d]",
-			s.name, epoch, batch, s.BatchesPerEpoch())
+		return fmt.Errorf("%s: seek to epoch %d batch %d, want epoch ≥ 0 and batch in [0, %d]",
+			s.Name(), epoch, batch, s.BatchesPerEpoch())
 	}
 	s.moveTo(epoch, batch)
 	return nil
@@ -173,7 +163,7 @@ func (s *Stream) Reset() {
 // batch counts as read.
 func (s *Stream) Yield() (spec any, inputs, labels []*tensors.Tensor, err error) {
 	if s.closed {
-		return nil, nil, nil, fmt.Errorf("celeba: %s: yield on a closed stream", s.name)
+		return nil, nil, nil, fmt.Errorf("%s: yield on a closed stream", s.Name())
 	}
 	p, ok := <-s.pipe.ready
 	if !ok {
@@ -186,19 +176,22 @@ func (s *Stream) Yield() (spec any, inputs, labels []*tensors.Tensor, err error)
 			return nil, nil, nil, err
 		}
 	}
-	x := tensors.FromFlatDataAndDimensions(p.pixels, len(p.errs), s.size, s.size, 3)
+	x := tensors.FromFlatDataAndDimensions(p.pixels, len(p.errs), s.h, s.w, s.c)
 	return nil, []*tensors.Tensor{x}, nil, nil
 }
 
-// Close stops the decoding goroutines and releases the image files. The
-// stream cannot be used afterwards.
+// Close stops the decoding goroutines and closes the Source when it is an
+// io.Closer. The stream cannot be used afterwards.
 func (s *Stream) Close() error {
 	if s.closed {
 		return nil
 	}
 	s.closed = true
 	s.stopPipeline()
-	return s.src.Close()
+	if c, ok := s.src.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // moveTo sets the position to batch `batch` of epoch `epoch` and restarts
@@ -220,7 +213,7 @@ func (s *Stream) moveTo(epoch, batch int) {
 func (s *Stream) startPipeline() {
 	p := &pipeline{ready: make(chan *pending, s.prefetch), stop: make(chan struct{})}
 	jobs := make(chan job, s.workers)
-	imageSize := s.size * s.size * 3
+	imageSize := s.h * s.w * s.c
 	order := s.order // not modified until the pipeline has stopped
 	first, last := s.batch, s.BatchesPerEpoch()
 
@@ -237,7 +230,7 @@ func (s *Stream) startPipeline() {
 			}
 			for slot, idx := range indices {
 				select {
-				case jobs <- job{p: batch, slot: slot, file: s.files[idx]}:
+				case jobs <- job{p: batch, slot: slot, index: idx}:
 				case <-p.stop:
 					return
 				}
@@ -247,13 +240,13 @@ func (s *Stream) startPipeline() {
 	})
 	for range s.workers {
 		p.wg.Go(func() {
-			d := newDecoder(s.size)
+			read := s.src.NewReader()
 			for j := range jobs {
 				select {
 				case <-p.stop: // abandoned: drain the queue without decoding
 				default:
 					dst := j.p.pixels[j.slot*imageSize : (j.slot+1)*imageSize]
-					j.p.errs[j.slot] = s.src.decode(d, j.file, dst)
+					j.p.errs[j.slot] = read(j.index, dst)
 				}
 				j.p.done.Done()
 			}
