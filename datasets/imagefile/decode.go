@@ -117,7 +117,7 @@ func (d *Decoder) Decode(r io.Reader, dst []float32) error {
 	if err != nil {
 		return err
 	}
-	if err := d.accept(w, h); err != nil {
+	if err := d.Check(w, h); err != nil {
 		return err
 	}
 	img, _, err := image.Decode(bytes.NewReader(d.file.Bytes()))
@@ -137,8 +137,10 @@ func (d *Decoder) Decode(r io.Reader, dst []float32) error {
 	return nil
 }
 
-// accept checks the declared size against the bounds and Accept.
-func (d *Decoder) accept(w, h int) error {
+// Check reports whether Decode accepts an image of w×h pixels, against the
+// bounds and Accept, so that a file's header can be checked long before it
+// is decoded.
+func (d *Decoder) Check(w, h int) error {
 	if w < 1 || h < 1 || w > d.MaxPixels/h {
 		return fmt.Errorf("image is %d×%d pixels: more than the %d million a file may have", w, h, d.MaxPixels/1_000_000)
 	}
