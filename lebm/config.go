@@ -114,17 +114,26 @@ type Config struct {
 	Seed int64
 }
 
+// FolderData is the Data of a model of a user's own images (package
+// imagefolder), whose generator ImageGenerator chooses by image shape.
+const FolderData = "folder"
+
 // DefaultConfig returns the paper's settings for a data set: "svhn",
 // "cifar10" (40 training posterior steps), "celeba64", "celeba128", "mnist"
 // or "fashion-mnist" (both with the "mnist" generator). The method is ED.
+// For FolderData it returns the same settings with the svhn generator,
+// 32×32 RGB images; ImageGenerator gives the other shapes.
 func DefaultConfig(dataset string) (Config, error) {
 	preset := dataset
-	if dataset == "fashion-mnist" {
+	switch dataset {
+	case "fashion-mnist":
 		preset = "mnist"
+	case FolderData:
+		preset = "svhn"
 	}
 	gen, err := nets.GeneratorPreset(preset)
 	if err != nil {
-		return Config{}, fmt.Errorf("lebm: no default configuration for data set %q: %w (or \"fashion-mnist\")", dataset, err)
+		return Config{}, fmt.Errorf("lebm: no default configuration for data set %q: %w (or \"fashion-mnist\" or %q)", dataset, err, FolderData)
 	}
 	posteriorSteps := 20
 	if dataset == "cifar10" {
@@ -153,6 +162,29 @@ func DefaultConfig(dataset string) (Config, error) {
 		LRDecay:               1,
 		DType:                 "float32",
 	}, nil
+}
+
+// ImageGenerators names the generator preset ImageGenerator uses for each
+// image size.
+var ImageGenerators = map[int]string{28: "mnist", 32: "svhn", 64: "celeba64", 128: "celeba128"}
+
+// ImageGenerator returns the paper's generator for size×size images (one
+// of the sizes of ImageGenerators) with channels output channels: its
+// layers are the preset's, the last one making channels channels.
+func ImageGenerator(size, channels int) (nets.GeneratorConfig, error) {
+	preset, ok := ImageGenerators[size]
+	if !ok {
+		return nets.GeneratorConfig{}, fmt.Errorf("lebm: no generator for %d×%d images; sizes: 28, 32, 64, 128", size, size)
+	}
+	if channels != 1 && channels != 3 {
+		return nets.GeneratorConfig{}, fmt.Errorf("lebm: generator of %d channels, want 1 or 3", channels)
+	}
+	gen, err := nets.GeneratorPreset(preset)
+	if err != nil {
+		return gen, err
+	}
+	gen.Layers[len(gen.Layers)-1].Out = channels
+	return gen, nil
 }
 
 // Presets: named configurations beside the paper's (DefaultConfig).

@@ -293,3 +293,29 @@ func TestConfigChangesAndSettingNames(t *testing.T) {
 		t.Errorf("an unknown setting: %v, want an error naming it", err)
 	}
 }
+
+// TestImageGenerator checks that the generator for each image shape makes
+// images of that shape (following the layers' sizes, not the preset's
+// name), and that other shapes are refused.
+func TestImageGenerator(t *testing.T) {
+	for size := range ImageGenerators {
+		for _, channels := range []int{1, 3} {
+			gen, err := ImageGenerator(size, channels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h, w, c := gen.OutputShape(); h != size || w != size || c != channels {
+				t.Errorf("ImageGenerator(%d, %d) makes %d×%d×%d images", size, channels, h, w, c)
+			}
+		}
+	}
+	for _, tc := range []struct{ size, channels int }{{48, 3}, {32, 2}} {
+		if _, err := ImageGenerator(tc.size, tc.channels); err == nil {
+			t.Errorf("ImageGenerator(%d, %d) succeeded", tc.size, tc.channels)
+		}
+	}
+	cfg, err := DefaultConfig(FolderData)
+	if h, _, c := cfg.Generator.OutputShape(); err != nil || h != 32 || c != 3 {
+		t.Errorf("DefaultConfig(%q): %d×%d images, error %v; want 32×32×3", FolderData, h, c, err)
+	}
+}

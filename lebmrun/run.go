@@ -27,6 +27,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/celeba"
 	"github.com/edlebm/edlebm/datasets/download"
+	"github.com/edlebm/edlebm/datasets/imagefolder"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/training"
@@ -55,9 +56,16 @@ type Options struct {
 	// (train and test pooled, that class held out).
 	Config lebm.Config
 	// DataDir is the data set's folder (byname.FolderContents says what it
-	// holds); Download fetches the official files into it first.
+	// holds); Download fetches the official files into it first. For
+	// Config.Data lebm.FolderData it is the folder of the user's images
+	// (package imagefolder), optional when resuming: the run's data split
+	// names it.
 	DataDir  string
 	Download bool
+	// TestFraction is the fraction of a folder of images held out for
+	// testing when it has no train/ and test/ subfolders (0:
+	// imagefolder.DefaultTestFraction); the split is recorded in the run.
+	TestFraction float64
 	// Out is the run folder (training.Folder): a new run starts there, a
 	// stopped one resumes.
 	Out string
@@ -157,14 +165,20 @@ func Train(o Options) error {
 	if err != nil {
 		return err
 	}
-	batches, trainN, test, err := loadData(o)
+	data, err := loadData(o, folder)
 	if err != nil {
 		return err
 	}
+	batches, trainN, test := data.batches, data.trainN, data.test
 	defer batches.Close()
 	if writer == nil {
 		if writer, err = folder.Claim(); err != nil {
 			return fmt.Errorf("flag -out: %w", err)
+		}
+	}
+	if data.newSplit != nil {
+		if err := data.newSplit.Write(folder.DataSplit()); err != nil {
+			return fmt.Errorf("recording the data split: %w", err)
 		}
 	}
 	perEpoch := int64(batches.BatchesPerEpoch())
@@ -221,7 +235,7 @@ func openBackend(o Options) (backends.Backend, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("flag -backend: %w", err)
 	}
-	if paper, err := lebm.DefaultConfig(o.Config.Data); err == nil {
+	if paper, err := lebm.DefaultConfig(o.Config.Data); err == nil && o.Config.Data != lebm.FolderData {
 		paper.Seed = o.Config.Seed // the paper has none; -seed is reported by the run
 		if changes := o.Config.Changes(paper); len(changes) > 0 {
 			fmt.Printf("settings changed from the paper's: %s\n", strings.Join(changes, ", "))
@@ -281,53 +295,82 @@ type inMemory struct{ *datasets.Batches }
 
 func (inMemory) Close() error { return nil }
 
+// runData are a run's images: the training batches and their number, the
+// test images, and a new split of a folder of images, which the run
+// records once its folder is claimed.
+type runData struct {
+	batches  batchSource
+	trainN   int
+	test     *datasets.Images
+	newSplit *imagefolder.Split
+}
+
 // loadData opens the training batches — CelebA's streamed, since its
-// training split would take 2 GB at 64² and 7.9 GB at 128² in memory — and
-// reads the test images, checking that both fit the generator. It returns
-// the number of training images.
-func loadData(o Options) (batches batchSource, trainN int, test *datasets.Images, err error) {
-	var train *datasets.Images
+// training split would take 2 GB at 64² and 7.9 GB at 128² in memory, and
+// a large folder of images too (loadFolder) — and reads the test images,
+// checking that both fit the generator.
+func loadData(o Options, folder training.Folder) (runData, error) {
+	var train, test *datasets.Images
+	var err error
+	if o.Config.Data == lebm.FolderData {
+		return loadFolder(o, folder)
+	}
 	trainLimit, testLimit := o.TrainSize, o.Recon
 	if o.Config.AnomalyHoldout >= 0 {
 		trainLimit, testLimit = 0, 0 // the protocol pools both whole splits
 	}
 	if !byname.IsCelebA(o.Config.Data) {
 		if train, err = loadSplit(o, "train", trainLimit); err != nil {
-			return nil, 0, nil, fmt.Errorf("flag -data-dir: %w", err)
+			return runData{}, fmt.Errorf("flag -data-dir: %w", err)
 		}
 	}
 	if test, err = loadSplit(o, "test", testLimit); err != nil {
-		return nil, 0, nil, fmt.Errorf("flag -data-dir: %w", err)
+		return runData{}, fmt.Errorf("flag -data-dir: %w", err)
 	}
-	if o.Config.AnomalyHoldout >= 0 {
-		split, err := datasets.PaperAnomalySplit(train, test, o.Config.AnomalyHoldout)
-		if err != nil {
-			return nil, 0, nil, fmt.Errorf("flag -anomaly-holdout: %w", err)
-		}
-		train, test = split.Train, split.Test
-	}
-	h, w, c := o.Config.Generator.OutputShape()
-	if test.Height != h || test.Width != w || test.Channels != c {
-		return nil, 0, nil, fmt.Errorf("flag -data-dir %s: images are %d×%d×%d but the %s generator makes %d×%d×%d",
-			o.DataDir, test.Height, test.Width, test.Channels, o.Config.Data, h, w, c)
-	}
-	if o.Recon > test.N {
-		return nil, 0, nil, fmt.Errorf("flag -recon %d: the test split has only %d images", o.Recon, test.N)
+	if train, test, err = checkSets(o, train, test); err != nil {
+		return runData{}, err
 	}
 	if train == nil {
 		stream, err := celeba.NewStream(o.DataDir, byname.CelebAOptions(o.Config.Data, "train", o.TrainSize),
 			datasets.StreamOptions{BatchSize: o.Batch, Seed: uint64(o.Config.Seed)})
 		if err != nil {
-			return nil, 0, nil, fmt.Errorf("flag -data-dir %s: %w", o.DataDir, err)
+			return runData{}, fmt.Errorf("flag -data-dir %s: %w", o.DataDir, err)
 		}
-		return stream, stream.Len(), test, nil
+		return runData{batches: stream, trainN: stream.Len(), test: test}, nil
 	}
+	return inMemoryBatches(o, train, test)
+}
+
+// inMemoryBatches serves the first o.TrainSize images of train (all when
+// 0) in shuffled batches.
+func inMemoryBatches(o Options, train, test *datasets.Images) (runData, error) {
 	train = train.Head(o.TrainSize)
 	b, err := datasets.NewBatches(train, o.Batch, datasets.WithSeed(uint64(o.Config.Seed)))
 	if err != nil {
-		return nil, 0, nil, fmt.Errorf("flag -batch: %w", err)
+		return runData{}, fmt.Errorf("flag -batch: %w", err)
 	}
-	return inMemory{b}, train.N, test, nil
+	return runData{batches: inMemory{b}, trainN: train.N, test: test}, nil
+}
+
+// checkSets applies the anomaly protocol when o asks for it and checks that
+// the test images fit the generator and the reconstruction grid.
+func checkSets(o Options, train, test *datasets.Images) (*datasets.Images, *datasets.Images, error) {
+	if o.Config.AnomalyHoldout >= 0 {
+		split, err := datasets.PaperAnomalySplit(train, test, o.Config.AnomalyHoldout)
+		if err != nil {
+			return nil, nil, fmt.Errorf("flag -anomaly-holdout: %w", err)
+		}
+		train, test = split.Train, split.Test
+	}
+	h, w, c := o.Config.Generator.OutputShape()
+	if test.Height != h || test.Width != w || test.Channels != c {
+		return nil, nil, fmt.Errorf("flag -data-dir %s: images are %d×%d×%d but the %s generator makes %d×%d×%d",
+			o.DataDir, test.Height, test.Width, test.Channels, o.Config.Data, h, w, c)
+	}
+	if o.Recon > test.N && o.Config.Data != lebm.FolderData { // a folder's few test images make a smaller grid
+		return nil, nil, fmt.Errorf("flag -recon %d: the test split has only %d images", o.Recon, test.N)
+	}
+	return train, test, nil
 }
 
 // loadSplit reads one split of o.Config.Data; limit (if > 0) bounds how many
@@ -374,8 +417,9 @@ func writePictures(model *lebm.Model, test *datasets.Images, o Options, tag stri
 	if err != nil {
 		return 0, err
 	}
-	originals := test.Pixels[:o.Recon*test.ImageSize()]
-	x := tensors.FromFlatDataAndDimensions(originals, o.Recon, h, w, c)
+	n := min(o.Recon, test.N)
+	originals := test.Pixels[:n*test.ImageSize()]
+	x := tensors.FromFlatDataAndDimensions(originals, n, h, w, c)
 	defer x.FinalizeAll()
 	recon, err := model.Reconstruct(x)
 	if err != nil {
@@ -389,7 +433,7 @@ func writePictures(model *lebm.Model, test *datasets.Images, o Options, tag stri
 		mse += d * d / float64(len(reconPixels))
 	}
 	err = plots.WriteImagePairs(folder.Reconstructions(tag),
-		originals, reconPixels, o.Recon, h, w, c, 8)
+		originals, reconPixels, n, h, w, c, 8)
 	return mse, err
 }
 

@@ -14,6 +14,8 @@
 //	epochs/                   end-of-epoch snapshots (train-lebm -keep-epochs)
 //	eval/                     eval-lebm's output: eval.ReportFile and its pictures
 //	writer.lock               held by the one process writing the folder
+//	data-split.json           for a folder of the user's images, which are
+//	                          trained on and which held out (imagefolder.Split)
 //
 // The other training commands keep their checkpoint/ and writer.lock there
 // too.
@@ -36,6 +38,9 @@ const (
 	// (lebm.Model.SaveKeeping, lebm.Checkpoints).
 	EpochsDir = "epochs"
 	LockFile  = "writer.lock"
+	// DataSplitFile records, for a run on a folder of the user's images,
+	// which images it trains on and which it holds out.
+	DataSplitFile = "data-split.json"
 
 	samplesPrefix         = "samples-"
 	reconstructionsPrefix = "reconstructions-"
@@ -77,6 +82,9 @@ func (f Folder) Report() string { return f.Path(ReportFile) }
 
 // Epochs is the folder of the run's end-of-epoch snapshots.
 func (f Folder) Epochs() string { return f.Path(EpochsDir) }
+
+// DataSplit is the path of the run's record of its images' split.
+func (f Folder) DataSplit() string { return f.Path(DataSplitFile) }
 
 // Eval is the folder eval-lebm writes into by default.
 func (f Folder) Eval() string { return f.Path(EvalDir) }

@@ -18,10 +18,10 @@ import (
 
 	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets"
-	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/fid"
 	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/lebmrun"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/training"
 )
@@ -219,7 +219,7 @@ func (m *sampleMetrics) loadInceptionStats() error {
 // trainingStats computes the Inception statistics of the training split
 // and caches them in path.
 func trainingStats(net *fid.Network, o options, path string) ([]float64, *mat.SymDense, error) {
-	train, err := byname.Load(o.data, o.dataDir, "train", o.fidTrainN)
+	train, err := lebmrun.LoadImages(o.runDir, o.data, o.dataDir, "train", o.fidTrainN)
 	if err != nil {
 		return nil, nil, fmt.Errorf("training statistics: %w", err)
 	}

@@ -53,6 +53,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/lebmrun"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/runreport"
 	"github.com/edlebm/edlebm/training"
@@ -80,7 +81,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.runDir, "run", "", "train-lebm output folder (its checkpoint/ is evaluated)")
 	flag.StringVar(&o.data, "data", "", fmt.Sprintf("the run's data set, %v (default: the one its checkpoint names)", byname.Names))
-	flag.StringVar(&o.dataDir, "data-dir", "", "the data set's folder, as for train-lebm (default Debian's "+mnist.DefaultFashionDir+" for fashion-mnist)")
+	flag.StringVar(&o.dataDir, "data-dir", "", "the data set's folder, as for train-lebm (default Debian's "+mnist.DefaultFashionDir+" for fashion-mnist; for a folder of images, the folder its run recorded)")
 	flag.StringVar(&o.attribute, "attribute", "", "CelebA attribute (e.g. Smiling): draw posterior latents moved along z_with − z_without")
 	flag.IntVar(&o.attributeN, "attribute-n", 1000, "test images whose posterior latents estimate the attribute direction")
 	flag.Float64Var(&o.attributeScale, "attribute-scale", 1.5, "the attribute grid's columns move latents by α·direction, α from −scale to +scale")
@@ -293,8 +294,8 @@ func (o options) outFolder() (string, error) {
 	if o.runDir == "" {
 		return "", fmt.Errorf("flag -run: the train-lebm output folder is required")
 	}
-	if o.data != "" && !slices.Contains(byname.Names, o.data) {
-		return "", fmt.Errorf("flag -data %q: want one of %v", o.data, byname.Names)
+	if o.data != "" && o.data != lebm.FolderData && !slices.Contains(byname.Names, o.data) {
+		return "", fmt.Errorf("flag -data %q: want one of %v, or %s", o.data, byname.Names, lebm.FolderData)
 	}
 	if err := o.checkValues(); err != nil {
 		return "", err
@@ -317,7 +318,7 @@ func loadTest(o options, h, w, c int) (*datasets.Images, error) {
 	if o.attribute != "" {
 		testLimit = max(o.reconN, o.attributeN)
 	}
-	test, err := byname.Load(o.data, o.dataDir, "test", testLimit)
+	test, err := lebmrun.LoadImages(o.runDir, o.data, o.dataDir, "test", testLimit)
 	if err != nil {
 		return nil, fmt.Errorf("flag -data-dir: %w", err)
 	}

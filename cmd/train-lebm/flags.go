@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/edlebm/edlebm/cmd/internal/flagcheck"
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/download"
+	"github.com/edlebm/edlebm/datasets/imagefolder"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/nets"
@@ -25,6 +27,10 @@ type options struct {
 
 	data, dataDir, out, backend string
 	download                    bool
+	// imageSize, channels and testFraction shape and split a folder of
+	// images (-data folder).
+	imageSize, channels int
+	testFraction        float64
 	runSize
 	// paper asks for the paper's full run on any backend; sized tells
 	// whether -epochs, -batch or -train-size was given. Without either, a
@@ -57,10 +63,11 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if !slices.Contains(byname.Names, o.data) {
-		return o, fmt.Errorf("flag -data %s: no loader for it yet; the data sets this command reads are %v", o.data, byname.Names)
+	set := setFlags(fs)
+	if err := o.checkFolderFlags(set); err != nil {
+		return o, err
 	}
-	cfg, err := model.config(o.data)
+	cfg, err := model.config(o.data, o.imageSize, o.channels)
 	if err != nil {
 		// Name the flag at fault: the one whose value fails on its own.
 		return o, flagcheck.Blame(fs, err, []string{"data"}, func(args []string) error {
@@ -69,13 +76,15 @@ func parseFlags(args []string) (options, error) {
 			if err := fs.Parse(args); err != nil {
 				return err
 			}
-			_, err := model.config(alone.data)
+			if err := alone.checkFolderFlags(setFlags(fs)); err != nil {
+				return err
+			}
+			_, err := model.config(alone.data, alone.imageSize, alone.channels)
 			return err
 		})
 	}
 	cfg.AnomalyHoldout = o.anomalyHoldout
 	o.cfg = cfg
-	set := setFlags(fs)
 	o.sized = set["epochs"] || set["batch"] || set["train-size"]
 	if *model.preset == lebm.PresetPangCD && !set["batch"] {
 		o.batch, o.presetBatch = lebm.PangCDBatch, true
@@ -83,18 +92,25 @@ func parseFlags(args []string) (options, error) {
 	if o.dataDir == "" && o.data == "fashion-mnist" {
 		o.dataDir = mnist.DefaultFashionDir
 	}
-	if o.dataDir == "" {
-		return o, fmt.Errorf("flag -data-dir: required for -data %s: the folder holding %s%s", o.data, byname.FolderContents(o.data), downloadHint(o.data))
-	}
 	if o.out == "" {
 		o.out = filepath.Join("runs", o.data+"-"+cfg.Method)
+		if o.data == lebm.FolderData && o.dataDir != "" {
+			o.out = filepath.Join("runs", filepath.Base(o.dataDir)+"-"+cfg.Method)
+		}
 	}
+	if o.dataDir == "" && o.data == lebm.FolderData && !fileExists(training.Folder{Dir: o.out}.DataSplit()) {
+		return o, fmt.Errorf("flag -data-dir: required for -data %s (or -data %s:PATH): the folder of your PNG and JPEG images (optional only when resuming a run, whose %s names it)", o.data, o.data, training.DataSplitFile)
+	}
+	if o.dataDir == "" && o.data != lebm.FolderData {
+		return o, fmt.Errorf("flag -data-dir: required for -data %s: the folder holding %s%s", o.data, byname.FolderContents(o.data), downloadHint(o.data))
+	}
+	trainImages, known := byname.TrainImages[o.data]
 	return o, flagcheck.Check(
 		flagcheck.Rule{Flag: "epochs", Value: o.epochs, OK: o.epochs >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "train-size", Value: o.trainSize, OK: o.trainSize >= 0, Want: "≥ 0 (0: every image)"},
 		flagcheck.Rule{Flag: "train-size", Value: o.trainSize, OK: o.trainSize == 0 || o.batch <= o.trainSize, Want: fmt.Sprintf("at least -batch %d", o.batch)},
-		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch <= byname.TrainImages[o.data], Want: fmt.Sprintf("at most the %d training images of %s", byname.TrainImages[o.data], o.data)},
+		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: !known || o.batch <= trainImages, Want: fmt.Sprintf("at most the %d training images of %s", trainImages, o.data)},
 		flagcheck.Rule{Flag: "anomaly-holdout", Value: o.anomalyHoldout, OK: o.anomalyHoldout >= -1, Want: "a class (≥ 0), or -1 for none"},
 		flagcheck.Rule{Flag: "grid", Value: o.gridN, OK: o.gridN >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "recon", Value: o.reconN, OK: o.reconN >= 1, Want: "≥ 1"},
@@ -110,7 +126,10 @@ func parseFlags(args []string) (options, error) {
 // into o and returning the model's.
 func declareFlags(o *options) (*flag.FlagSet, modelSettings) {
 	fs := flag.NewFlagSet("train-lebm", flag.ContinueOnError)
-	fs.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("data set: %v", byname.Names))
+	fs.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("data set: %v, or %q for a folder of your own PNG and JPEG images (-data-dir, or -data %s:PATH)", byname.Names, lebm.FolderData, lebm.FolderData))
+	fs.IntVar(&o.imageSize, "image-size", 32, fmt.Sprintf("-data %s: the side of the square images, %v: each image is resized so that its shorter side is this, and centre-cropped; the paper's generator of that size", lebm.FolderData, imagefolder.Sizes))
+	fs.IntVar(&o.channels, "channels", 3, fmt.Sprintf("-data %s: 3 (colour) or 1 (grey)", lebm.FolderData))
+	fs.Float64Var(&o.testFraction, "test-fraction", imagefolder.DefaultTestFraction, fmt.Sprintf("-data %s: the fraction of the images held out for testing, chosen by -seed, when the folder has no %s/ and %s/ subfolders (the split is recorded in OUT/%s)", lebm.FolderData, imagefolder.TrainDir, imagefolder.TestDir, training.DataSplitFile))
 	fs.StringVar(&o.dataDir, "data-dir", "", "the data set's files: IDX folder (mnist, fashion-mnist; default Debian's "+mnist.DefaultFashionDir+
 		" for fashion-mnist), folder of train_32x32.mat/test_32x32.mat (svhn), cifar-10-binary.tar.gz or its folder (cifar10), CelebA root with img_align_celeba/ or its zip and list_eval_partition.txt (celeba64, celeba128)")
 	fs.BoolVar(&o.download, "download", false, "download the data set's official files into -data-dir first (svhn, cifar10, mnist, fashion-mnist; checksums verified, resumable)")
@@ -161,14 +180,20 @@ func modelFlags(fs *flag.FlagSet) modelSettings {
 }
 
 // config returns the data set's default configuration (of -preset) with
-// the flags the user set applied, then -set, validated.
-func (s modelSettings) config(data string) (lebm.Config, error) {
+// the flags the user set applied, then -set, validated. A folder of images
+// gets the generator of their size and channels.
+func (s modelSettings) config(data string, imageSize, channels int) (lebm.Config, error) {
 	if _, err := lebm.DefaultConfig(data); err != nil {
 		return lebm.Config{}, fmt.Errorf("flag -data: %w", err)
 	}
 	cfg, err := lebm.PresetConfig(data, *s.preset)
 	if err != nil {
 		return cfg, fmt.Errorf("flag -preset: %w", err)
+	}
+	if data == lebm.FolderData {
+		if cfg.Generator, err = lebm.ImageGenerator(imageSize, channels); err != nil {
+			return cfg, fmt.Errorf("flags -image-size and -channels: %w", err)
+		}
 	}
 	cfg.Seed = defaultSeed
 	if err := s.apply(&cfg); err != nil {
@@ -186,4 +211,33 @@ func downloadHint(name string) string {
 		return "; add -download to fetch the official files into it (checksums verified)"
 	}
 	return ""
+}
+
+// checkFolderFlags reads -data folder:PATH and refuses the flags of a
+// folder of images for a named data set.
+func (o *options) checkFolderFlags(set map[string]bool) error {
+	if dir, ok := strings.CutPrefix(o.data, lebm.FolderData+":"); ok {
+		if set["data-dir"] {
+			return fmt.Errorf("flag -data %s: names the folder, and so does -data-dir %s: give one", o.data, o.dataDir)
+		}
+		o.data, o.dataDir = lebm.FolderData, dir
+	}
+	if o.data == lebm.FolderData {
+		return flagcheck.Check(flagcheck.Rule{Flag: "test-fraction", Value: o.testFraction, OK: o.testFraction > 0 && o.testFraction < 1, Want: "in (0, 1)"})
+	}
+	if !slices.Contains(byname.Names, o.data) {
+		return fmt.Errorf("flag -data %s: no loader for it; the data sets this command reads are %v, and %s:PATH for a folder of your own images", o.data, byname.Names, lebm.FolderData)
+	}
+	for _, name := range []string{"image-size", "channels", "test-fraction"} {
+		if set[name] {
+			return fmt.Errorf("flag -%s: only for -data %s; %s has its own images", name, lebm.FolderData, o.data)
+		}
+	}
+	return nil
+}
+
+// fileExists reports whether p names an existing file.
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

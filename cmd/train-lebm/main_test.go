@@ -16,6 +16,7 @@ import (
 
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/download"
+	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/lebmrun"
@@ -193,14 +194,34 @@ func checkGoMLXTools(t *testing.T, out string, recs []lebmrun.Record) {
 // parameters, both Adams' moments, the random state and the batch order —
 // equal an uninterrupted run's, bit for bit, through the end of the epoch
 // and the epoch's test reconstruction.
+//
+// The stopped run reads the same images written out as a folder of PNGs
+// (-data folder, train/ and test/ subfolders), as a user with their own
+// images would, and resumes from the split recorded in its folder, without
+// -data-dir: training from the folder is training from the IDX files,
+// step for step.
 func TestStopMidEpochAndResumeEqualsUninterrupted(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
 	whole, sliced := t.TempDir(), t.TempDir()
 	if err := runCommand(t, quickFlags(whole, "2")); err != nil {
 		t.Fatal(err)
 	}
+	images := t.TempDir()
+	for _, split := range []struct {
+		name string
+		n    int
+	}{{"train", 64}, {"test", 4}} {
+		im, err := byname.Load("fashion-mnist", mnist.DefaultFashionDir, split.name, split.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.WriteImagesAsPNG(t, filepath.Join(images, split.name), im)
+	}
+	folderFlags := func(data string, extra ...string) []string {
+		return quickFlags(sliced, "2", append([]string{"-data", data, "-image-size", "28", "-channels", "1"}, extra...)...)
+	}
 	// 4 batches per epoch: step 6 is in the middle of the second epoch.
-	if err := runCommand(t, quickFlags(sliced, "2", "-stop-after", "6")); err != nil {
+	if err := runCommand(t, folderFlags("folder:"+images, "-stop-after", "6")); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(readMetrics(t, sliced)); n != 6 {
@@ -210,7 +231,7 @@ func TestStopMidEpochAndResumeEqualsUninterrupted(t *testing.T) {
 	if err := os.CopyFS(sliced6, os.DirFS(sliced)); err != nil {
 		t.Fatal(err)
 	}
-	if err := runCommand(t, quickFlags(sliced, "2")); err != nil {
+	if err := runCommand(t, folderFlags("folder")); err != nil {
 		t.Fatal(err)
 	}
 	want, got := readMetrics(t, whole), readMetrics(t, sliced)
@@ -232,9 +253,10 @@ func TestStopMidEpochAndResumeEqualsUninterrupted(t *testing.T) {
 	// following the uninterrupted single-device run up to the order of
 	// float32 sums (data-parallel steps are the single-device steps,
 	// partitioned).
+	sliced = sliced6
 	for _, run := range [][]string{
-		quickFlags(sliced6, "2", "-devices", "2", "-stop-after", "1"),
-		quickFlags(sliced6, "2"),
+		folderFlags("folder", "-devices", "2", "-stop-after", "1"),
+		folderFlags("folder"),
 	} {
 		if err := runCommand(t, run); err != nil {
 			t.Fatalf("%q: %v", run, err)
@@ -436,6 +458,13 @@ func TestMistakesAreNamedBeforeLoadingAndCreateNothing(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	os.WriteFile(file, []byte("not a folder"), 0o644)
 	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 83_000)...)
+	badImages := t.TempDir() // a folder of images, one of them text
+	fashion, err := byname.Load("fashion-mnist", mnist.DefaultFashionDir, "test", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteImagesAsPNG(t, badImages, fashion)
+	os.WriteFile(filepath.Join(badImages, "00001.png"), []byte("a note, not a picture"), 0o644)
 	for _, c := range []struct {
 		name    string
 		args    []string
@@ -452,6 +481,14 @@ func TestMistakesAreNamedBeforeLoadingAndCreateNothing(t *testing.T) {
 		{"bad -set value", []string{"-set", "lebm_ed_m=0"}, nil, []string{"flag -set lebm_ed_m=0", "M = 0"}},
 		{"negative device count", []string{"-devices", "-1"}, nil, []string{"flag -devices -1: must be ≥ 0"}},
 		{"-out a file", []string{"-out", file}, nil, []string{"flag -out " + file, "not a folder"}},
+		{"image size for a named data set", []string{"-image-size", "64"}, nil, []string{"flag -image-size: only for -data folder"}},
+		{"image size without a generator", []string{"-data", "folder", "-image-size", "48"}, nil, []string{"-image-size", "no generator for 48×48 images"}},
+		{"grey and colour", []string{"-data", "folder", "-channels", "2"}, nil, []string{"-channels", "generator of 2 channels"}},
+		{"test fraction", []string{"-data", "folder", "-test-fraction", "1"}, nil, []string{"flag -test-fraction 1: must be in (0, 1)"}},
+		{"two image folders", []string{"-data", "folder:/elsewhere"}, nil, []string{"flag -data folder:/elsewhere: names the folder, and so does -data-dir /no/such/data"}},
+		{"no image folder", []string{"-data", "folder"}, nil, []string{"flag -data-dir", "/no/such/data"}},
+		{"a text file named .png", []string{"-data", "folder", "-data-dir", badImages, "-image-size", "28", "-channels", "1"}, nil,
+			[]string{"flag -data-dir", filepath.Join(badImages, "00001.png"), "not a PNG or JPEG file"}},
 		{"LATEST a picture", nil, func(out string) {
 			os.MkdirAll(filepath.Join(out, "checkpoint"), 0o755)
 			os.WriteFile(filepath.Join(out, "checkpoint", "LATEST"), png, 0o644)

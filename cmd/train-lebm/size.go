@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/lebm"
 )
 
 // runSize is how much a run trains.
@@ -30,7 +31,7 @@ const cpuDefaultNote = "default: the paper's on a CUDA GPU or with -paper, else 
 // SimpleGo. It returns a line saying what it chose, or "" when the flags
 // decide.
 func (o *options) sizeFor(choice backend.Choice) string {
-	if o.paper || o.sized || choice.CUDA() {
+	if o.paper || o.sized || choice.CUDA() || o.data == lebm.FolderData { // a folder of images has no CPU run measured for it
 		return ""
 	}
 	name, size := "XLA CPU", xlaCPUSize

@@ -440,3 +440,17 @@ func (t *Set) NewReader() func(i int, dst []float32) error {
 		return nil
 	}
 }
+
+// Head returns the first n images of the set (all of them when n ≤ 0 or
+// n ≥ Len).
+func (t *Set) Head(n int) *Set {
+	if n <= 0 || n >= t.Len() {
+		return t
+	}
+	head := *t
+	head.files.Paths = t.files.Paths[:n:n]
+	if t.files.Labels != nil {
+		head.files.Labels = t.files.Labels[:n:n]
+	}
+	return &head
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/internal/testutil"
 )
 
 // writeFile writes data to root/rel, making its folders.
@@ -53,13 +53,19 @@ func flat(t testing.TB, w, h int, level uint8) []byte {
 	return pngOf(t, img)
 }
 
-// writeMNISTImage writes image i of im (28×28×1 in [-1, 1]) as a grey PNG.
-func writeMNISTImage(t testing.TB, root, rel string, im *datasets.Images, i int) {
-	img := image.NewGray(image.Rect(0, 0, 28, 28))
-	for j, v := range im.Image(i) {
-		img.Pix[j] = uint8(math.Round((float64(v) + 1) / 2 * 255))
+// classFolders moves each image dir/NNNNN.png written by
+// testutil.WriteImagesAsPNG into dir/classL/, L its label.
+func classFolders(t testing.TB, dir string, im *datasets.Images) {
+	for i, l := range im.Labels {
+		name := fmt.Sprintf("%05d.png", i)
+		class := filepath.Join(dir, fmt.Sprintf("class%d", l))
+		if err := os.MkdirAll(class, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, name), filepath.Join(class, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	writeFile(t, root, rel, pngOf(t, img))
 }
 
 // TestFashionMNISTFolderEqualsIDX writes the first Fashion-MNIST images
@@ -85,12 +91,9 @@ func TestFashionMNISTFolderEqualsIDX(t *testing.T) {
 				dir string
 				im  *datasets.Images
 			}{{TrainDir, train}, {TestDir, test}} {
-				for i := range set.im.N {
-					rel := fmt.Sprintf("%s/%05d.png", set.dir, i)
-					if layout == "classes" {
-						rel = fmt.Sprintf("%s/class%d/%05d.png", set.dir, set.im.Labels[i], i)
-					}
-					writeMNISTImage(t, root, rel, set.im, i)
+				testutil.WriteImagesAsPNG(t, filepath.Join(root, set.dir), set.im)
+				if layout == "classes" {
+					classFolders(t, filepath.Join(root, set.dir), set.im)
 				}
 			}
 			split, err := New(root, Options{Size: 28, Channels: 1})

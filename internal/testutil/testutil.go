@@ -330,3 +330,44 @@ func PNGConfig(t testing.TB, path string) image.Config {
 	}
 	return cfg
 }
+
+// WriteImagesAsPNG writes every image of im (pixels in [-1, 1], 1 or 3
+// channels) as a PNG dir/NNNNN.png, NNNNN its index, as a user with a
+// folder of images would have them: levels round((v+1)/2·255).
+func WriteImagesAsPNG(t testing.TB, dir string, im *datasets.Images) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	level := func(v float32) uint8 { return uint8(math.Round((float64(v) + 1) / 2 * 255)) }
+	for i := range im.N {
+		var img image.Image
+		pix := im.Image(i)
+		switch im.Channels {
+		case 1:
+			g := image.NewGray(image.Rect(0, 0, im.Width, im.Height))
+			for j, v := range pix {
+				g.Pix[j] = level(v)
+			}
+			img = g
+		case 3:
+			c := image.NewNRGBA(image.Rect(0, 0, im.Width, im.Height))
+			for j := range im.Height * im.Width {
+				c.Pix[4*j], c.Pix[4*j+1], c.Pix[4*j+2], c.Pix[4*j+3] = level(pix[3*j]), level(pix[3*j+1]), level(pix[3*j+2]), 255
+			}
+			img = c
+		default:
+			t.Fatalf("WriteImagesAsPNG: %d channels, want 1 or 3", im.Channels)
+		}
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%05d.png", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := png.Encode(f, img); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
