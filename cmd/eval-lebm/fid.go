@@ -20,6 +20,7 @@ import (
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/fid"
+	"github.com/edlebm/edlebm/internal/progress"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/lebmrun"
 	"github.com/edlebm/edlebm/plots"
@@ -31,6 +32,7 @@ import (
 func generateSamples(model *lebm.Model, n, batch int) (*datasets.Images, error) {
 	h, w, c := model.Config().Generator.OutputShape()
 	samples := &datasets.Images{Name: "generated", N: n, Height: h, Width: w, Channels: c}
+	bar := progress.New("generated", n)
 	for done := 0; done < n; {
 		x, err := model.Generate(min(batch, n-done))
 		if err != nil {
@@ -40,7 +42,7 @@ func generateSamples(model *lebm.Model, n, batch int) (*datasets.Images, error) 
 		x.FinalizeAll()
 		prev := done
 		done = len(samples.Pixels) / (h * w * c)
-		progress("generated", prev, done, n)
+		bar.Add(done - prev)
 	}
 	return samples, nil
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -635,44 +633,5 @@ func TestFlagRangesAtTheirBoundaries(t *testing.T) {
 	unused.attribute, unused.inception, unused.attributeN, unused.attributeScale, unused.fidSamples = "", "", 0, 0, 0
 	if err := unused.checkValues(); err != nil {
 		t.Errorf("flags of unused features: %v", err)
-	}
-}
-
-// TestProgressInALogFile: outside a terminal, progress is whole lines, one
-// at each tenth of the way and one at the end, in order.
-func TestProgressInALogFile(t *testing.T) {
-	defer func(out io.Writer, inPlace bool) { progressOut, progressInPlace = out, inPlace }(progressOut, progressInPlace)
-	for _, tc := range []struct {
-		n, batch int
-		want     []string
-	}{
-		{1000, 100, []string{"100", "200", "300", "400", "500", "600", "700", "800", "900", "1000"}},
-		{1000, 300, []string{"300", "600", "900", "1000"}},
-		{64, 32, []string{"32", "64"}},
-		{10, 1, []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}},
-		{1000, 7, nil}, // checked below: ten lines
-	} {
-		var buf strings.Builder
-		progressOut, progressInPlace = &buf, false
-		for done := 0; done < tc.n; done += tc.batch {
-			progress("reconstructed", done, min(done+tc.batch, tc.n), tc.n)
-		}
-		if strings.Contains(buf.String(), "\r") {
-			t.Errorf("n %d: a carriage return in a log file: %q", tc.n, buf.String())
-		}
-		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-		if tc.want == nil {
-			if len(lines) != 10 || lines[9] != fmt.Sprintf("reconstructed %d/%d", tc.n, tc.n) {
-				t.Errorf("n %d in batches of %d: %d lines ending %q, want 10 ending at %d", tc.n, tc.batch, len(lines), lines[len(lines)-1], tc.n)
-			}
-			continue
-		}
-		var want []string
-		for _, w := range tc.want {
-			want = append(want, fmt.Sprintf("reconstructed %s/%d", w, tc.n))
-		}
-		if !slices.Equal(lines, want) {
-			t.Errorf("n %d in batches of %d: lines %q, want %q", tc.n, tc.batch, lines, want)
-		}
 	}
 }

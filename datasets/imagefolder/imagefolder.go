@@ -147,10 +147,31 @@ func New(root string, opts Options) (*Split, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkHeaders(); err != nil {
+	if err := s.checkHeaders(slices.Concat(s.Train.Paths, s.Test.Paths)); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// List returns every image below root as one set named "all", in path
+// order, labelled by class folder when the images are in class folders,
+// as New reads a folder without splitting it: for scoring new images with
+// a trained model. Like New, it checks every file's header.
+func List(root string, size, channels int) (*Set, error) {
+	if _, err := (Options{Size: size, Channels: channels}).check(); err != nil {
+		return nil, fmt.Errorf("imagefolder %s: %w", root, err)
+	}
+	s := &Split{Root: root, Size: size, Channels: channels}
+	l, err := s.list(".")
+	if err != nil {
+		return nil, err
+	}
+	s.Classes = l.classes
+	files := l.files(s.Classes)
+	if err := s.checkHeaders(files.Paths); err != nil {
+		return nil, err
+	}
+	return &Set{split: s, name: "all", files: files}, nil
 }
 
 func isDir(p string) bool {
@@ -283,11 +304,11 @@ func (s *Split) list(dir string) (listing, error) {
 	return l, nil
 }
 
-// checkHeaders reads the header of every image, refusing a file that is
-// not a PNG or JPEG, or is too large or too small for the decoder.
-func (s *Split) checkHeaders() error {
+// checkHeaders reads the header of every image at paths, refusing a file
+// that is not a PNG or JPEG, or is too large or too small for the decoder.
+func (s *Split) checkHeaders(paths []string) error {
 	d := imagefile.NewDecoder(s.Size, s.Channels)
-	for _, p := range slices.Concat(s.Train.Paths, s.Test.Paths) {
+	for _, p := range paths {
 		if err := s.checkHeader(d, p); err != nil {
 			return err
 		}
@@ -417,6 +438,17 @@ func (t *Set) Shape() (height, width, channels int) {
 
 // Labels are the classes of the images, or nil.
 func (t *Set) Labels() []int { return t.files.Labels }
+
+// Classes are the names of the classes Labels number, or nil.
+func (t *Set) Classes() []string { return t.split.Classes }
+
+// Skipped are the files passed over when the folder was listed, not being
+// PNG or JPEG by their names.
+func (t *Set) Skipped() []string { return t.split.Skipped }
+
+// RelPath returns the file of image i relative to the folder, with forward
+// slashes.
+func (t *Set) RelPath(i int) string { return t.files.Paths[i] }
 
 // Path returns the file of image i.
 func (t *Set) Path(i int) string {

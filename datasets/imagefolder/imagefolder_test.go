@@ -366,3 +366,27 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestList checks that List reads a whole folder as one set, with classes
+// from its class folders, and refuses what New refuses.
+func TestList(t *testing.T) {
+	root := t.TempDir()
+	for _, rel := range []string{"normal/a.png", "normal/b.png", "odd/c.png", "notes.txt"} {
+		writeFile(t, root, rel, flat(t, 33, 40, 200))
+	}
+	set, err := List(root, 32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Len() != 3 || !slices.Equal(set.Classes(), []string{"normal", "odd"}) || !slices.Equal(set.Labels(), []int{0, 0, 1}) ||
+		set.RelPath(2) != "odd/c.png" || !slices.Equal(set.Skipped(), []string{"notes.txt"}) {
+		t.Errorf("List: %d images, classes %v, labels %v, third %q, skipped %v", set.Len(), set.Classes(), set.Labels(), set.RelPath(2), set.Skipped())
+	}
+	writeFile(t, root, "odd/d.png", []byte("text"))
+	if _, err := List(root, 32, 3); err == nil || !strings.Contains(err.Error(), filepath.Join(root, "odd", "d.png")) {
+		t.Errorf("a text file named .png: error %v", err)
+	}
+	if _, err := List(root, 30, 3); err == nil || !strings.Contains(err.Error(), "image size 30") {
+		t.Errorf("size 30: error %v", err)
+	}
+}
