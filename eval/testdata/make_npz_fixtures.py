@@ -9,8 +9,9 @@ test recomputes:
 
   stats-d5-f8.npz        d = 5, float64, compressed (pytorch-fid's layout)
   stats-d4-f4-fortran.npz d = 4, float32, Fortran order, uncompressed
-  rect-2x3-fortran-be.npy  arange(6).reshape(2, 3), Fortran order, big-endian
-                          float64 (an array's element order and byte order)
+
+(npy/testdata/make_fixtures.py writes the single arrays of package npy's
+tests.)
 
 Run: /usr/bin/python3 eval/testdata/make_npz_fixtures.py
 """
@@ -31,5 +32,3 @@ np.savez_compressed(os.path.join(out, "stats-d5-f8.npz"), mu=mu, sigma=sigma)
 mu, sigma = stats(4)
 np.savez(os.path.join(out, "stats-d4-f4-fortran.npz"), mu=mu.astype(np.float32),
          sigma=np.asfortranarray(sigma.astype(np.float32)))
-np.save(os.path.join(out, "rect-2x3-fortran-be.npy"),
-        np.asfortranarray(np.arange(6.0).reshape(2, 3)).astype(">f8"))
