@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the project's test suite on a fresh machine: installs what the tests
 # need (Debian's Fashion-MNIST for the end-to-end tests, shellcheck for the
-# scripts, NumPy for the FID statistics exchange, the XLA CPU PJRT plugin
+# scripts, NumPy for the .npy exchange, scikit-learn's bundled data sets
+# for the vector readers, the XLA CPU PJRT plugin
 # through pip), then gofmt, shellcheck,
 # go vet, go test on every package on XLA CPU, and the numerical core
 # (losses, nets, lebm, density, discrete, sampling) again on SimpleGo, the pure-Go
@@ -21,7 +22,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || need_apt+=(dataset-fashion-mnist)
 command -v shellcheck >/dev/null || need_apt+=(shellcheck)
-/usr/bin/python3 -c 'import numpy' 2>/dev/null || need_apt+=(python3-numpy) # eval's .npz exchange test
+/usr/bin/python3 -c 'import numpy' 2>/dev/null || need_apt+=(python3-numpy) # the .npy and .npz exchange tests
+[ -f /usr/lib/python3/dist-packages/sklearn/datasets/data/wine_data.csv ] || need_apt+=(python3-sklearn) # its bundled real data sets
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
