@@ -285,6 +285,53 @@ func TestBinaryMethodsLearnABitDistribution(t *testing.T) {
 	}
 }
 
+// The Gaussian base adds ‖x‖²/(2σ²) to the network's energy: the energies
+// of a model with the base minus those of the same network without it,
+// against that sum in float64. A base is set once, before training.
+func TestGaussianBaseAddsItsQuadratic(t *testing.T) {
+	x := []float32{1, -2, 0.5, 0, 0, 0, 3, 1, -1}
+	cfg := DefaultConfig("ed")
+	cfg.MLP = nets.MLPConfig{Hidden: []int{8}, Activation: nets.ActSoftplus}
+	energies := func(base bool) []float64 {
+		m, err := New(testBackend(), cfg, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base {
+			if err := m.SetGaussianBase(2); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.SetGaussianBase(2); err == nil {
+				t.Error("a second SetGaussianBase: no error")
+			}
+			if err := m.SetBernoulliBase([]float64{0.5, 0.5, 0.5}); err == nil {
+				t.Error("a Bernoulli base beside the Gaussian: no error")
+			}
+		}
+		e := context.MustExecOnce(testBackend(), m.Context(), func(ctx *context.Context, x *Node) *Node {
+			return Energy(ctx, cfg)(x)
+		}, tensors.FromFlatDataAndDimensions(x, 3, 3))
+		return float64sOf(e)
+	}
+	with, without := energies(true), energies(false)
+	for i := range 3 {
+		var sq float64
+		for _, v := range x[3*i : 3*i+3] {
+			sq += float64(v) * float64(v)
+		}
+		if got, want := with[i]-without[i], sq/(2*4); !(math.Abs(got-want) <= 1e-4) {
+			t.Errorf("example %d: energy with the base − without = %.5f, want ‖x‖²/(2σ²) = %.5f", i, got, want)
+		}
+	}
+	m, err := New(testBackend(), cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetGaussianBase(0); err == nil {
+		t.Error("σ = 0: no error")
+	}
+}
+
 // The Bernoulli base adds −log B(x) = −Σ x·log p + (1−x)·log(1−p) to the
 // network's energy, with means clipped to [0.01, 0.99]: the energies of a
 // model with the base minus those of the same network without it, against
