@@ -9,7 +9,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"gonum.org/v1/gonum/floats"
 
-	"github.com/edlebm/edlebm/ema"
 	"github.com/edlebm/edlebm/losses"
 )
 
@@ -119,7 +118,7 @@ func (m *Model) Sample(init []float32, dim int, cfg losses.LangevinConfig) ([]fl
 		return nil, fmt.Errorf("density: the model has not been trained yet (no parameter averages)")
 	}
 	exec, err := context.NewExec(m.backend, m.ctx, func(ctx *context.Context, x *Node) *Node {
-		energy := energyAt(ema.AveragedContext(ctx, energyScope), m.cfg)
+		energy := AveragedEnergy(ctx, m.cfg) // with the base, if the model has one
 		return losses.Langevin(ctx, energy, x, cfg)
 	})
 	if err != nil {

@@ -1,0 +1,100 @@
+// Command train-vectors trains energy-based density models of your own
+// table of vectors — a CSV file (gzipped or not, with a header and a label
+// column if you like), a NumPy .npy array or an .npz archive — with energy
+// discrepancy, score matching, contrastive divergence and denoising score
+// matching, and measures each by its held-out log-likelihood (annealed
+// importance sampling, with intervals). Each method's model is resumable;
+// its samples are written back in the input's format and scale, beside
+// pictures of data against samples.
+//
+//	go run ./cmd/train-vectors -data measurements.csv -label-column last -out runs/measurements
+//	go run ./cmd/train-vectors -data /usr/lib/python3/dist-packages/sklearn/datasets/data/wine_data.csv -skip-rows 1 -label-column last
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/cmd/internal/flagcheck"
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/densityrun"
+	"github.com/edlebm/edlebm/training"
+)
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		log.Fatalf("train-vectors: %v", err)
+	}
+	o.Stop = training.StopSignals()
+	if _, err := densityrun.Train(o); err != nil && !errors.Is(err, training.ErrStopped) {
+		log.Fatalf("train-vectors: %v", err)
+	}
+}
+
+// parseFlags turns the command line into densityrun.Options.
+func parseFlags(args []string) (densityrun.Options, error) {
+	var o densityrun.Options
+	var methods, hidden string
+	fs := flag.NewFlagSet("train-vectors", flag.ContinueOnError)
+	fs.StringVar(&o.Data, "data", "", "the file of vectors: .csv, .csv.gz, .npy or .npz (optional when resuming)")
+	fs.StringVar(&o.Read.Label, "label-column", "", "a CSV file's label column, set aside: its header name, its number from 1, or last; for .npz, the label array")
+	fs.IntVar(&o.Read.SkipRows, "skip-rows", 0, "lines to skip at the start of a CSV file (before its header, if it has one)")
+	fs.StringVar(&o.Read.Array, "array", "", "the .npz array holding the vectors (default: its only array, or x, X or data)")
+	fs.StringVar(&methods, "methods", strings.Join(density.Methods, ","), "comma-separated methods: ed, sm, cd, dsm")
+	fs.StringVar(&hidden, "hidden", "128,128,128,128", "hidden layer widths of the energy MLP (its depth is their number)")
+	fs.StringVar(&o.Set, "set", "", "GoMLX context settings of every method's model, applied after the flags (\"toy_ed_t=0.5;learning_rate=3e-4\"): "+strings.Join(density.SettingNames(), ", "))
+	fs.StringVar(&o.Out, "out", "", "run folder (default runs/vectors-NAME, NAME the file's base name)")
+	fs.StringVar(&o.Backend, "backend", "auto", backend.FlagUsage)
+	fs.IntVar(&o.Steps, "steps", 5000, "training steps of each method")
+	fs.IntVar(&o.Batch, "batch", 128, "rows per step")
+	fs.Float64Var(&o.TestFraction, "test-fraction", 0.2, "fraction of the rows held out, chosen by -seed (recorded in the run's "+densityrun.DataFile+")")
+	fs.Int64Var(&o.Seed, "seed", 1, "random seed: split, initialisation, batches, noise, AIS and sampling")
+	fs.Float64Var(&o.BaseStd, "base-std", 3, "σ of the models' Gaussian base N(0, σ²I) on the standardised scale")
+	fs.IntVar(&o.AIS.Chains, "ais-chains", 256, "AIS: independent chains (importance weights)")
+	fs.IntVar(&o.AIS.Temperatures, "ais-temperatures", 1000, "AIS: intermediate distributions")
+	fs.Float64Var(&o.AIS.StepSize, "ais-step", 0.1, "AIS: step size of the MALA transition at each temperature")
+	fs.IntVar(&o.Samples, "samples", 1000, "samples written back, in the input's format and scale")
+	fs.IntVar(&o.SampleSteps, "sample-steps", 500, "MALA steps per sample, the first half a warm-up tuning the step size")
+	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 500, "steps between checkpoints")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	widths, err := flagcheck.PositiveInts(hidden)
+	if err != nil {
+		return o, fmt.Errorf("flag -hidden: %w", err)
+	}
+	o.Hidden, o.Methods = widths, strings.Split(methods, ",")
+	for i := range o.Methods {
+		o.Methods[i] = strings.TrimSpace(o.Methods[i])
+	}
+	if o.Out == "" {
+		if o.Data == "" {
+			return o, errors.New("flag -data: required (or -out naming a run to resume)")
+		}
+		base := filepath.Base(o.Data)
+		o.Out = filepath.Join("runs", "vectors-"+strings.TrimSuffix(strings.TrimSuffix(base, ".gz"), filepath.Ext(strings.TrimSuffix(base, ".gz"))))
+	}
+	return o, flagcheck.Check(
+		flagcheck.Rule{Flag: "steps", Value: o.Steps, OK: o.Steps >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "batch", Value: o.Batch, OK: o.Batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "test-fraction", Value: o.TestFraction, OK: o.TestFraction > 0 && o.TestFraction < 1, Want: "in (0, 1)"},
+		flagcheck.Rule{Flag: "skip-rows", Value: o.Read.SkipRows, OK: o.Read.SkipRows >= 0, Want: "≥ 0"},
+		flagcheck.Rule{Flag: "samples", Value: o.Samples, OK: o.Samples >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "sample-steps", Value: o.SampleSteps, OK: o.SampleSteps >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Flag: "ais-chains", Value: o.AIS.Chains, OK: o.AIS.Chains >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Flag: "ais-temperatures", Value: o.AIS.Temperatures, OK: o.AIS.Temperatures >= 1, Want: "≥ 1"},
+	)
+}

@@ -1,0 +1,191 @@
+package densityrun
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/atomicfile"
+	"github.com/edlebm/edlebm/datasets/vectors"
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/sampling"
+)
+
+// Names of the files a run writes.
+const (
+	// ResultsFile, in each method's folder, holds its Results.
+	ResultsFile = "results.json"
+	// SummaryFile, in the run folder, is every method's held-out
+	// log-likelihood with its interval, as CSV.
+	SummaryFile = "loglik.csv"
+	// PairsPlot draws data (below the diagonal) against samples (above).
+	PairsPlot = "pairs.png"
+)
+
+// Results are what a method's model measured.
+type Results struct {
+	Method string `json:"method"`
+	Step   int64  `json:"step"`
+	// TestLogLikelihood is the mean log-likelihood of the held-out rows on
+	// the data's scale, log p(x) = −E(u) − log Z + log|∂u/∂x| for the
+	// standardised u; TestInterval its 95 % bootstrap interval over the
+	// rows. TrainLogLikelihood is the same over the training rows.
+	TestLogLikelihood  float64       `json:"test_loglik"`
+	TestInterval       eval.Interval `json:"test_loglik_interval"`
+	TrainLogLikelihood float64       `json:"train_loglik"`
+	// LogZ is AIS's estimate on the standardised scale, with its 95 %
+	// bootstrap interval over the chains and the acceptance of its MALA
+	// transitions.
+	LogZ          float64       `json:"log_z"`
+	LogZInterval  eval.Interval `json:"log_z_interval"`
+	AISAcceptance float64       `json:"ais_acceptance"`
+	// SampleStepSize and SampleAcceptance are those of the MALA chains
+	// that drew the samples, after their tuned warm-up.
+	SampleStepSize   float64 `json:"sample_step_size"`
+	SampleAcceptance float64 `json:"sample_acceptance"`
+}
+
+// measure estimates the model's log Z by AIS, the log-likelihoods of the
+// held-out and training rows, and draws o.Samples MALA samples
+// (standardised).
+func measure(b backends.Backend, model *density.Model, cfg density.Config, data *runData, o Options) (Results, []float32, error) {
+	d := data.all.D
+	r := Results{Method: cfg.Method, Step: model.Step()}
+	ais, err := sampling.AIS(b, model.Context(), func(ctx *context.Context) losses.EnergyFn {
+		energy := density.AveragedEnergy(ctx, cfg)
+		return func(x *Node) *Node { // the chains are float64, the network float32
+			return ConvertDType(energy(ConvertDType(x, dtypes.Float32)), x.DType())
+		}
+	}, d, o.AIS)
+	if err != nil {
+		return r, nil, err
+	}
+	r.LogZ, r.LogZInterval, r.AISAcceptance = ais.LogZ, ais.Interval, ais.Acceptance
+	logJ := data.record.Standardizer.LogJacobian()
+	// One call for both sets: one graph to compile.
+	logLik, err := model.Energies(slices.Concat(data.testPoints, data.trainPoints), d)
+	if err != nil {
+		return r, nil, err
+	}
+	for i, e := range logLik {
+		logLik[i] = -e - r.LogZ + logJ
+	}
+	test, train := logLik[:data.test.N], logLik[data.test.N:]
+	r.TestLogLikelihood, r.TrainLogLikelihood = mean(test), mean(train)
+	if r.TestInterval, err = eval.MeanInterval(test, 1000, uint64(o.Seed)); err != nil {
+		return r, nil, err
+	}
+	samples, err := drawSamples(b, model, cfg, d, o, &r)
+	return r, samples, err
+}
+
+// drawSamples runs o.Samples MALA chains from N(0, I) for o.SampleSteps
+// steps, the first half a warm-up that tunes the step size.
+func drawSamples(b backends.Backend, model *density.Model, cfg density.Config, d int, o Options, r *Results) ([]float32, error) {
+	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x5a3))
+	x0 := make([]float32, o.Samples*d)
+	for i := range x0 {
+		x0[i] = float32(rng.NormFloat64())
+	}
+	ctx := model.Context()
+	energy := density.AveragedEnergy(ctx, cfg)
+	warmup := o.SampleSteps / 2
+	step, x, err := sampling.TuneMALA(b, ctx, energy, tensors.FromFlatDataAndDimensions(x0, o.Samples, d),
+		sampling.TuneConfig{Target: 0.574, InitialStepSize: 0.1, WarmupSteps: warmup})
+	if err != nil {
+		return nil, fmt.Errorf("tuning the sampler: %w", err)
+	}
+	defer x.FinalizeAll()
+	out, err := context.ExecOnceN(b, ctx, func(ctx *context.Context, x *Node) []*Node {
+		next, acceptance := sampling.MALA(ctx, density.AveragedEnergy(ctx, cfg), x, sampling.MALAConfig{StepSize: step, Steps: o.SampleSteps - warmup})
+		return []*Node{next, acceptance}
+	}, x)
+	if err != nil {
+		return nil, fmt.Errorf("sampling: %w", err)
+	}
+	defer out[1].FinalizeAll()
+	r.SampleStepSize, r.SampleAcceptance = step, mean(float64s(tensors.MustCopyFlatData[float32](out[1]))) // per chain
+	samples := tensors.MustCopyFlatData[float32](out[0])
+	out[0].FinalizeAll()
+	return samples, nil
+}
+
+func float64s(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x / float64(len(v))
+	}
+	return s
+}
+
+// writeOutputs writes a method's results, its samples in the input's
+// format and scale, and the pictures of data against samples: energy and
+// density heat maps and scatter pictures for d = 2, pairwise marginals for
+// d > 2 (the first four coordinates, standardised).
+func writeOutputs(dir string, data *runData, samples []float32, r Results) error {
+	if err := atomicfile.WriteJSON(filepath.Join(dir, ResultsFile), r); err != nil {
+		return err
+	}
+	d := data.all.D
+	n := len(samples) / d
+	out := &vectors.Set{Name: "samples", N: n, D: d, Values: data.record.Standardizer.Invert(samples), Columns: data.all.Columns}
+	if err := vectors.Write(filepath.Join(dir, samplesName(data.record.File)), out); err != nil {
+		return err
+	}
+	const extent = 4 // standardised
+	switch {
+	case d == 2:
+		box := [4]float64{-extent, extent, -extent, extent}
+		if err := plots.WriteScatterDensity(filepath.Join(dir, "samples.png"), samples, box, 100, 4); err != nil {
+			return err
+		}
+		return plots.WriteScatterDensity(filepath.Join(dir, "data.png"), data.trainPoints, box, 100, 4)
+	case d > 2:
+		return plots.WritePairs(filepath.Join(dir, PairsPlot), data.trainPoints, samples, d, min(d, 4), [2]float64{-extent, extent}, 60, 2)
+	}
+	return nil
+}
+
+// writeSummary writes every method's held-out log-likelihood as CSV and
+// prints it.
+func writeSummary(out string, all []Results) error {
+	err := atomicfile.Write(filepath.Join(out, SummaryFile), func(w io.Writer) error {
+		c := csv.NewWriter(w)
+		c.Write([]string{"method", "test_loglik", "lo", "hi", "train_loglik", "log_z", "steps"})
+		f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+		for _, r := range all {
+			c.Write([]string{r.Method, f(r.TestLogLikelihood), f(r.TestInterval.Lo), f(r.TestInterval.Hi), f(r.TrainLogLikelihood), f(r.LogZ), strconv.FormatInt(r.Step, 10)})
+		}
+		c.Flush()
+		return c.Error()
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Println("method  held-out log-likelihood per row (95 % interval)")
+	for _, r := range all {
+		fmt.Printf("%-6s  %.4f (%.4f to %.4f)\n", r.Method, r.TestLogLikelihood, r.TestInterval.Lo, r.TestInterval.Hi)
+	}
+	return nil
+}

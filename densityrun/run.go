@@ -1,0 +1,289 @@
+// Package densityrun trains energy-based density models of a user's table
+// of vectors (package vectors: CSV, .npy, .npz) in a run folder, as
+// cmd/train-vectors does: one model per method (ED, SM, CD, DSM) on the
+// standardised training rows, each resumable from its checkpoint, then
+// the held-out log-likelihood by annealed importance sampling with its
+// interval, exact (MALA) samples written back in the input's format and
+// scale, and pictures of data against samples.
+package densityrun
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/train"
+	"github.com/gomlx/gomlx/ui/commandline"
+
+	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/checkpoint"
+	"github.com/edlebm/edlebm/datasets/vectors"
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/sampling"
+	"github.com/edlebm/edlebm/training"
+)
+
+// Options say what Train trains and how it measures it. Zero fields take
+// the defaults their comments give.
+type Options struct {
+	// Data is the CSV, .npy or .npz file of vectors (optional when
+	// resuming: the run records it), read with Read.
+	Data string
+	Read vectors.ReadOptions
+	// Methods are the density methods to train, each in its own folder
+	// (default: density.Methods, ED, SM, CD and DSM).
+	Methods []string
+	// Hidden are the energy MLP's hidden widths, its depth their number
+	// (default: the paper's toy MLP, 4 × 128).
+	Hidden []int
+	// Set is GoMLX context settings applied to every method's
+	// configuration after the other options (density.Config.WithSettings).
+	Set string
+	// Out is the run folder.
+	Out string
+	// Backend is the GoMLX backend (backend.Resolve's syntax; "" for auto).
+	Backend string
+	// Steps and Batch are each method's training steps (default 5000) and
+	// rows per step (default 128, at most the training rows).
+	Steps, Batch int
+	// TestFraction is the fraction of the rows held out (default 0.2);
+	// Seed chooses them and seeds everything else (default 1).
+	TestFraction float64
+	Seed         int64
+	// BaseStd is σ of the models' Gaussian base N(0, σ²I) on the
+	// standardised scale (default 3; density.Model.SetGaussianBase).
+	BaseStd float64
+	// CheckpointEvery is how often, in steps, a method checkpoints
+	// (default 500); it always does at its end.
+	CheckpointEvery int
+	// AIS estimates each model's log Z (default: 256 chains, 1000
+	// temperatures, base σ₀ = BaseStd, MALA step 0.1, seed Seed).
+	AIS sampling.AISConfig
+	// Samples is the number of samples written back (default 1000), drawn
+	// by MALA after SampleSteps steps (default 500) from the base, with
+	// its step size tuned during the first half to an acceptance of 0.574.
+	Samples, SampleSteps int
+	// Stop ends the run at the end of the current step, checkpointed, when
+	// it receives; nil: never.
+	Stop <-chan os.Signal
+}
+
+// withDefaults fills in the defaults and checks the options, naming the
+// field at fault.
+func (o Options) withDefaults() (Options, error) {
+	if len(o.Methods) == 0 {
+		o.Methods = density.Methods
+	}
+	o.Steps, o.Batch, o.TestFraction, o.Seed = cmp.Or(o.Steps, 5000), cmp.Or(o.Batch, 128), cmp.Or(o.TestFraction, 0.2), cmp.Or(o.Seed, 1)
+	o.BaseStd, o.CheckpointEvery = cmp.Or(o.BaseStd, 3), cmp.Or(o.CheckpointEvery, 500)
+	o.Samples, o.SampleSteps = cmp.Or(o.Samples, 1000), cmp.Or(o.SampleSteps, 500)
+	a := &o.AIS
+	a.Chains, a.Temperatures, a.BaseStd, a.StepSize, a.Seed = cmp.Or(a.Chains, 256), cmp.Or(a.Temperatures, 1000), cmp.Or(a.BaseStd, o.BaseStd), cmp.Or(a.StepSize, 0.1), cmp.Or(a.Seed, o.Seed)
+	for _, m := range o.Methods {
+		if !slices.Contains(density.Methods, m) {
+			return o, fmt.Errorf("flag -methods: %q, want some of %v", m, density.Methods)
+		}
+	}
+	switch {
+	case o.Out == "":
+		return o, errors.New("flag -out: the run folder is required")
+	case o.Steps < 1 || o.Batch < 1 || o.CheckpointEvery < 1 || o.Samples < 1 || o.SampleSteps < 2:
+		return o, fmt.Errorf("densityrun: steps %d, batch %d, checkpoint-every %d, samples %d and sample steps %d: want ≥ 1 (sample steps ≥ 2)", o.Steps, o.Batch, o.CheckpointEvery, o.Samples, o.SampleSteps)
+	case !(o.BaseStd > 0):
+		return o, fmt.Errorf("flag -base-std %v: want a number > 0", o.BaseStd)
+	}
+	return o, o.AIS.Validate()
+}
+
+// configs returns each method's validated configuration.
+func (o Options) configs() ([]density.Config, error) {
+	var out []density.Config
+	for _, method := range o.Methods {
+		cfg := density.DefaultConfig(method)
+		if o.Hidden != nil {
+			cfg.MLP.Hidden = o.Hidden
+		}
+		cfg, err := cfg.WithSettings(o.Set)
+		if err != nil {
+			return nil, fmt.Errorf("flag -set: method %s: %w", method, err)
+		}
+		if cfg.Method != method {
+			return nil, fmt.Errorf("flag -set: %smethod=%s: choose methods with -methods", density.ParamPrefix, cfg.Method)
+		}
+		out = append(out, cfg)
+	}
+	return out, nil
+}
+
+// Train trains and measures every method of o in the run folder o.Out,
+// one writer at a time; a stopped run resumes each method from its
+// checkpoint. It returns each method's results, also written as
+// ResultsFile in its folder and, all methods together, as SummaryFile.
+func Train(o Options) ([]Results, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	configs, err := o.configs()
+	if err != nil {
+		return nil, err
+	}
+	data, isNew, err := openData(o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Batch > data.train.N {
+		return nil, fmt.Errorf("flag -batch %d: want at most the %d training rows", o.Batch, data.train.N)
+	}
+	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
+	if err != nil {
+		return nil, err
+	}
+	defer b.Finalize()
+	writer, err := training.Folder{Dir: o.Out}.Claim()
+	if err != nil {
+		return nil, fmt.Errorf("flag -out: %w", err)
+	}
+	defer writer.Release()
+	if isNew {
+		if err := data.record.write(o.Out); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Printf("%s: %d rows of %d values, %d for training and %d held out (seed %d), standardised\n",
+		data.all.Name, data.all.N, data.all.D, data.train.N, data.test.N, data.record.Seed)
+	var all []Results
+	for _, cfg := range configs {
+		r, err := runMethod(b, cfg, data, o)
+		if err != nil {
+			return nil, fmt.Errorf("method %s: %w", cfg.Method, err)
+		}
+		all = append(all, r)
+	}
+	return all, writeSummary(o.Out, all)
+}
+
+// record is one line of a method's metrics log.
+type record struct {
+	Step    int64   `json:"step"`
+	Loss    float64 `json:"loss"`
+	Seconds float64 `json:"seconds"`
+}
+
+// runMethod trains one method (resuming its checkpoint), then measures it
+// and draws its pictures.
+func runMethod(b backends.Backend, cfg density.Config, data *runData, o Options) (Results, error) {
+	folder := training.Folder{Dir: filepath.Join(o.Out, cfg.Method)}
+	if err := os.MkdirAll(folder.Dir, 0o755); err != nil {
+		return Results{}, err
+	}
+	model, err := openModel(b, cfg, folder, o)
+	if err != nil {
+		return Results{}, err
+	}
+	if err := train1(model, cfg, data, o, folder); err != nil {
+		return Results{}, err
+	}
+	fmt.Printf("%s: measuring: held-out log-likelihood by AIS (%d chains, %d temperatures), %d MALA samples\n", cfg.Method, o.AIS.Chains, o.AIS.Temperatures, o.Samples)
+	r, samples, err := measure(b, model, cfg, data, o)
+	if err != nil {
+		return r, err
+	}
+	if err := writeOutputs(folder.Dir, data, samples, r); err != nil {
+		return r, err
+	}
+	fmt.Printf("%s: held-out log-likelihood %.4f (95 %% interval %.4f to %.4f) per row\n", cfg.Method, r.TestLogLikelihood, r.TestInterval.Lo, r.TestInterval.Hi)
+	return r, nil
+}
+
+// openModel makes the method's model with its Gaussian base and restores
+// its checkpoint, when there is one.
+func openModel(b backends.Backend, cfg density.Config, folder training.Folder, o Options) (*density.Model, error) {
+	model, err := density.New(b, cfg, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if err := model.SetGaussianBase(o.BaseStd); err != nil {
+		return nil, err
+	}
+	if _, err := checkpoint.Latest(folder.Checkpoints()); errors.Is(err, os.ErrNotExist) {
+		return model, nil
+	}
+	if err := model.Restore(folder.Checkpoints()); err != nil {
+		return nil, fmt.Errorf("resuming: %w; use another -out or the same flags", err)
+	}
+	fmt.Printf("%s: resuming from %s at step %d\n", cfg.Method, folder.Checkpoints(), model.Step())
+	return model, nil
+}
+
+// train1 runs GoMLX's training loop up to o.Steps, appending each step's
+// loss to the method's metrics log (before its checkpoint) and
+// checkpointing every o.CheckpointEvery steps, at a stop and at the end.
+func train1(model *density.Model, cfg density.Config, data *runData, o Options, folder training.Folder) error {
+	step := model.Step()
+	log, history, err := training.OpenLog(folder.Metrics(), step, func(r record) int64 { return r.Step })
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	if step >= int64(o.Steps) {
+		return plotLoss(folder, history)
+	}
+	batches, err := newPointBatches(data.trainPoints, data.all.D, o.Batch, uint64(o.Seed))
+	if err != nil {
+		return err
+	}
+	batches.seek(int(step))
+	fmt.Printf("%s: training from step %d to %d → %s\n", cfg.Method, step, o.Steps, folder.Dir)
+	loop := model.NewLoop()
+	commandline.AttachProgressBar(loop)
+	start := time.Now()
+	loop.OnStep("metrics", 0, func(_ *train.Loop, metrics []*tensors.Tensor) error {
+		r := record{Step: model.Step(), Loss: float64(tensors.ToScalar[float32](metrics[0])), Seconds: time.Since(start).Seconds()}
+		history = append(history, r)
+		return log.Append(r)
+	})
+	save := func() error { return model.Save(folder.Checkpoints()) }
+	train.EveryNSteps(loop, o.CheckpointEvery, "checkpoint", 1, func(*train.Loop, []*tensors.Tensor) error { return save() })
+	training.StopOn(loop, o.Stop, save)
+	if _, err := loop.RunToGlobalStep(batches, o.Steps); err != nil {
+		return err
+	}
+	if err := save(); err != nil {
+		return err
+	}
+	return plotLoss(folder, history)
+}
+
+// plotLoss draws the training loss (training.LossesPlot).
+func plotLoss(folder training.Folder, history []record) error {
+	s := plots.Series{Name: "training loss"}
+	window := max(1, len(history)/400)
+	for start := 0; start < len(history); start += window {
+		end := min(start+window, len(history))
+		var mean float64
+		for _, r := range history[start:end] {
+			mean += r.Loss / float64(end-start)
+		}
+		s.X, s.Y = append(s.X, float64(history[end-1].Step)), append(s.Y, mean)
+	}
+	return plots.WriteLinePlot(folder.Path(training.LossesPlot), plots.LinePlot{Title: "Training loss", XLabel: "step", YLabel: "loss", Series: []plots.Series{s}})
+}
+
+// samplesName is the samples file of an input file, in its format.
+func samplesName(input string) string {
+	for _, f := range []string{".npy", ".npz"} {
+		if strings.HasSuffix(strings.ToLower(input), f) {
+			return "samples" + f
+		}
+	}
+	return "samples.csv"
+}

@@ -1,0 +1,224 @@
+package densityrun
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/edlebm/edlebm/datasets/vectors"
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/training"
+)
+
+// wine2 writes the first two columns of scikit-learn's wine data (alcohol
+// and malic acid; Debian's python3-sklearn, which scripts/test.sh
+// installs) as a CSV file with a header, as a user's file.
+func wine2(t *testing.T) string {
+	t.Helper()
+	all, err := vectors.Read("/usr/lib/python3/dist-packages/sklearn/datasets/data/wine_data.csv", vectors.ReadOptions{SkipRows: 1, Label: "last"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("alcohol,malic_acid\n")
+	for i := range all.N {
+		fmt.Fprintf(&b, "%v,%v\n", all.Row(i)[0], all.Row(i)[1])
+	}
+	p := filepath.Join(t.TempDir(), "wine2.csv")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// quick are options small enough for the test suite.
+func quick(data, out string, steps int) Options {
+	return Options{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"ed"}, Hidden: []int{16},
+		Steps: steps, Batch: 32, CheckpointEvery: 10, Samples: 64, SampleSteps: 20}
+}
+
+// TestTrainMeasuresAndResumes trains ED on two columns of the wine data,
+// stopped after its first step and resumed, and checks, against
+// computations of its own: the logged losses against training steps on
+// batches drawn here, log Z against a quadrature of exp(−E) over a grid,
+// the held-out log-likelihood against −E − log Z plus the log-Jacobian of
+// a standardisation recomputed here, and the samples written back on the
+// data's scale.
+func TestTrainMeasuresAndResumes(t *testing.T) {
+	data := wine2(t)
+	whole := t.TempDir()
+	stop := make(chan os.Signal, 1)
+	stop <- os.Interrupt
+	o := quick(data, whole, 30)
+	o.Stop = stop
+	if _, err := Train(o); !errors.Is(err, training.ErrStopped) {
+		t.Fatalf("a stopped run: error %v, want ErrStopped", err)
+	}
+	if n := len(readLosses(t, whole)); n != 1 {
+		t.Fatalf("the stopped run logged %d steps, want 1", n)
+	}
+	results, err := Train(quick("", whole, 30)) // -data from the record
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results[0]
+
+	var rec dataRecord
+	raw, _ := os.ReadFile(filepath.Join(whole, DataFile))
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := vectors.Read(data, vectors.ReadOptions{})
+	var mu, sd [2]float64
+	for _, i := range rec.Train {
+		for j := range 2 {
+			mu[j] += all.Row(i)[j] / float64(len(rec.Train))
+		}
+	}
+	for _, i := range rec.Train {
+		for j := range 2 {
+			sd[j] += math.Pow(all.Row(i)[j]-mu[j], 2) / float64(len(rec.Train))
+		}
+	}
+	logJ := -0.5 * (math.Log(sd[0]) + math.Log(sd[1]))
+
+	cfg := density.DefaultConfig("ed")
+	cfg.MLP.Hidden = []int{16}
+	model, err := density.New(testutil.Backend(), cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := model.SetGaussianBase(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := model.Restore(training.Folder{Dir: filepath.Join(whole, "ed")}.Checkpoints()); err != nil {
+		t.Fatal(err)
+	}
+	const side, extent = 300, 15.0 // 5 σ of the base
+	energies, _, err := model.EnergyAndDensity(density.Grid{Extent: [4]float64{-extent, extent, -extent, extent}, Size: side})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := math.Pow(2*extent/side, 2) // the grid's points are its cells' centres
+	var z float64
+	for _, e := range energies {
+		z += math.Exp(-e) * cell
+	}
+	// AIS of 256 chains: its 95 % interval is about ±0.1 here.
+	if logZ := math.Log(z); math.Abs(r.LogZ-logZ) > 0.1 {
+		t.Errorf("AIS log Z %.4f (interval %+v), quadrature %.4f", r.LogZ, r.LogZInterval, logZ)
+	}
+	var test []float32
+	for _, i := range rec.Test {
+		for j := range 2 {
+			test = append(test, float32((all.Row(i)[j]-mu[j])/math.Sqrt(sd[j])))
+		}
+	}
+	e, err := model.Energies(test, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want float64
+	for _, v := range e {
+		want += (-v - r.LogZ + logJ) / float64(len(e))
+	}
+	if math.Abs(r.TestLogLikelihood-want) > 1e-4 || !(r.TestInterval.Lo < want && want < r.TestInterval.Hi) {
+		t.Errorf("held-out log-likelihood %v in %+v, recomputed %v", r.TestLogLikelihood, r.TestInterval, want)
+	}
+	samples, err := vectors.Read(filepath.Join(whole, "ed", "samples.csv"), vectors.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if samples.N != 64 || samples.Columns[0] != "alcohol" || math.Abs(vectors.Fit(samples).Mean[0]-mu[0]) > 3*math.Sqrt(sd[0]) {
+		t.Errorf("samples: %d rows, columns %v, mean alcohol %v (data %v)", samples.N, samples.Columns, vectors.Fit(samples).Mean[0], mu[0])
+	}
+
+	// The losses of steps on batches drawn here from a fresh model: each
+	// epoch a PCG(seed 1, epoch) permutation of the standardised training
+	// rows, whole batches of 32.
+	fresh, err := density.New(testutil.Backend(), cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.SetGaussianBase(3); err != nil {
+		t.Fatal(err)
+	}
+	var fromHere []float64
+	for step := 0; len(fromHere) < 30; step++ {
+		perEpoch := len(rec.Train) / 32
+		epoch, b := step/perEpoch, step%perEpoch
+		perm := rand.New(rand.NewPCG(1, uint64(epoch))).Perm(len(rec.Train))
+		var batch []float32
+		for _, k := range perm[b*32 : (b+1)*32] {
+			for j := range 2 {
+				batch = append(batch, float32((all.Row(rec.Train[k])[j]-mu[j])/math.Sqrt(sd[j])))
+			}
+		}
+		loss, err := fresh.TrainStep(tensors.FromFlatDataAndDimensions(batch, 32, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromHere = append(fromHere, loss)
+	}
+	if got := readLosses(t, whole); len(got) != 30 || testutil.MaxRelativeDiff(got, fromHere, 1e-3) > 1e-5 {
+		t.Errorf("losses of the run stopped at step 1 and resumed:\n got %v\nwant %v", got, fromHere)
+	}
+}
+
+// readLosses reads the ED method's logged losses.
+func readLosses(t *testing.T, out string) []float64 {
+	raw, err := os.ReadFile(training.Folder{Dir: filepath.Join(out, "ed")}.Metrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var losses []float64
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var r record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		losses = append(losses, r.Loss)
+	}
+	return losses
+}
+
+// TestOptionsAreCheckedBeforeAnythingIsWritten checks that bad options and
+// files are refused, naming the flag or the file, leaving no run folder.
+func TestOptionsAreCheckedBeforeAnythingIsWritten(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	os.WriteFile(bad, []byte("a,b\n1,2\n3\n"), 0o644)
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"unknown method", func(o *Options) { o.Methods = []string{"mle"} }, `flag -methods: "mle"`},
+		{"ragged file", func(o *Options) { o.Data = bad }, bad + ", line 3: 1 fields, want 2"},
+		{"no data", func(o *Options) { o.Data = "" }, "flag -data: required"},
+		{"batch over the rows", func(o *Options) { o.Batch = 1000 }, "flag -batch 1000"},
+		{"bad setting", func(o *Options) { o.Set = "toy_ed_t=-1" }, "flag -set"},
+		{"test fraction", func(o *Options) { o.TestFraction = 1 }, "test fraction 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			o := quick(wine2(t), out, 10)
+			tc.edit(&o)
+			_, err := Train(o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was created", out)
+			}
+		})
+	}
+}
