@@ -16,6 +16,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/vectors"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/sampling"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -43,7 +44,8 @@ func wine2(t *testing.T) string {
 // quick are options small enough for the test suite.
 func quick(data, out string, steps int) Options {
 	return Options{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"ed"}, Hidden: []int{16},
-		Steps: steps, Batch: 32, CheckpointEvery: 10, Samples: 64, SampleSteps: 20}
+		Steps: steps, Batch: 32, CheckpointEvery: 10, Samples: 64, SampleSteps: 20,
+		AIS: sampling.AISConfig{Chains: 128, Temperatures: 300}}
 }
 
 // TestTrainMeasuresAndResumes trains ED on two columns of the wine data,
