@@ -143,7 +143,7 @@ func mean(v []float64) float64 {
 // format and scale, and the pictures of data against samples: energy and
 // density heat maps and scatter pictures for d = 2, pairwise marginals for
 // d > 2 (the first four coordinates, standardised).
-func writeOutputs(dir string, data *runData, samples []float32, r Results) error {
+func writeOutputs(dir string, model *density.Model, data *runData, samples []float32, r Results) error {
 	if err := atomicfile.WriteJSON(filepath.Join(dir, ResultsFile), r); err != nil {
 		return err
 	}
@@ -160,7 +160,18 @@ func writeOutputs(dir string, data *runData, samples []float32, r Results) error
 		if err := plots.WriteScatterDensity(filepath.Join(dir, "samples.png"), samples, box, 100, 4); err != nil {
 			return err
 		}
-		return plots.WriteScatterDensity(filepath.Join(dir, "data.png"), data.trainPoints, box, 100, 4)
+		if err := plots.WriteScatterDensity(filepath.Join(dir, "data.png"), data.trainPoints, box, 100, 4); err != nil {
+			return err
+		}
+		const side = 200
+		energy, dens, err := model.EnergyAndDensity(density.Grid{Extent: box, Size: side})
+		if err != nil {
+			return err
+		}
+		if err := plots.WriteHeatmap(filepath.Join(dir, "energy.png"), energy, side, side, plots.HeatmapOptions{Scale: 2}); err != nil {
+			return err
+		}
+		return plots.WriteHeatmap(filepath.Join(dir, "density.png"), dens, side, side, plots.HeatmapOptions{Scale: 2})
 	case d > 2:
 		return plots.WritePairs(filepath.Join(dir, PairsPlot), data.trainPoints, samples, d, min(d, 4), [2]float64{-extent, extent}, 60, 2)
 	}

@@ -197,7 +197,7 @@ func runMethod(b backends.Backend, cfg density.Config, data *runData, o Options)
 	if err != nil {
 		return r, err
 	}
-	if err := writeOutputs(folder.Dir, data, samples, r); err != nil {
+	if err := writeOutputs(folder.Dir, model, data, samples, r); err != nil {
 		return r, err
 	}
 	fmt.Printf("%s: held-out log-likelihood %.4f (95 %% interval %.4f to %.4f) per row\n", cfg.Method, r.TestLogLikelihood, r.TestInterval.Lo, r.TestInterval.Hi)

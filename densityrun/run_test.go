@@ -140,6 +140,11 @@ func TestTrainMeasuresAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, name := range []string{"energy.png", "density.png", "samples.png", "data.png", ResultsFile} {
+		if _, err := os.Stat(filepath.Join(whole, "ed", name)); err != nil {
+			t.Error(err)
+		}
+	}
 	if samples.N != 64 || samples.Columns[0] != "alcohol" || math.Abs(vectors.Fit(samples).Mean[0]-mu[0]) > 3*math.Sqrt(sd[0]) {
 		t.Errorf("samples: %d rows, columns %v, mean alcohol %v (data %v)", samples.N, samples.Columns, vectors.Fit(samples).Mean[0], mu[0])
 	}

@@ -7,9 +7,9 @@ import (
 	"github.com/gomlx/gomlx/backends"
 
 	"github.com/edlebm/edlebm/datasets"
-	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/lebmrun"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -76,11 +76,11 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 // anomalyTestSet returns the (subset of the) anomaly-detection test split
 // to score, a whole number of batches, and which images are anomalies.
 func anomalyTestSet(o options) (*datasets.Images, []bool, error) {
-	train, err := mnist.Load(o.dataDir, "train")
+	train, err := lebmrun.LoadImages(o.runDir, o.data, o.dataDir, "train", 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	test, err := mnist.Load(o.dataDir, "test")
+	test, err := lebmrun.LoadImages(o.runDir, o.data, o.dataDir, "test", 0)
 	if err != nil {
 		return nil, nil, err
 	}

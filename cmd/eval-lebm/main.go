@@ -141,8 +141,8 @@ func (o *options) fromCheckpoint(cfg lebm.Config) error {
 	if o.dataDir == "" && o.data == "fashion-mnist" {
 		o.dataDir = mnist.DefaultFashionDir
 	}
-	if o.anomalyHoldout >= 0 && o.data != "mnist" && o.data != "fashion-mnist" {
-		return fmt.Errorf("flag -anomaly-holdout: the anomaly protocol is defined for mnist and fashion-mnist, not %s", o.data)
+	if o.anomalyHoldout >= 0 && o.data != "mnist" && o.data != "fashion-mnist" && o.data != lebm.FolderData {
+		return fmt.Errorf("flag -anomaly-holdout: the anomaly protocol is defined for mnist, fashion-mnist and a folder of images in class folders, not %s", o.data)
 	}
 	if o.attribute != "" && !byname.IsCelebA(o.data) {
 		return fmt.Errorf("flag -attribute %q: needs -data celeba64 or celeba128, not %s", o.attribute, o.data)
