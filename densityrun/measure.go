@@ -109,26 +109,13 @@ func drawSamples(b backends.Backend, model *density.Model, cfg density.Config, d
 		return nil, fmt.Errorf("tuning the sampler: %w", err)
 	}
 	defer x.FinalizeAll()
-	out, err := context.ExecOnceN(b, ctx, func(ctx *context.Context, x *Node) []*Node {
-		next, acceptance := sampling.MALA(ctx, density.AveragedEnergy(ctx, cfg), x, sampling.MALAConfig{StepSize: step, Steps: o.SampleSteps - warmup})
-		return []*Node{next, acceptance}
-	}, x)
+	final, acceptance, err := sampling.RunMALA(b, ctx, energy, x, sampling.MALAConfig{StepSize: step, Steps: o.SampleSteps - warmup})
 	if err != nil {
 		return nil, fmt.Errorf("sampling: %w", err)
 	}
-	defer out[1].FinalizeAll()
-	r.SampleStepSize, r.SampleAcceptance = step, mean(float64s(tensors.MustCopyFlatData[float32](out[1]))) // per chain
-	samples := tensors.MustCopyFlatData[float32](out[0])
-	out[0].FinalizeAll()
-	return samples, nil
-}
-
-func float64s(v []float32) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
-	}
-	return out
+	defer final.FinalizeAll()
+	r.SampleStepSize, r.SampleAcceptance = step, acceptance
+	return tensors.MustCopyFlatData[float32](final), nil
 }
 
 func mean(v []float64) float64 {

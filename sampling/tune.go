@@ -81,3 +81,49 @@ func TuneMALA(b backends.Backend, ctx *context.Context, energy losses.EnergyFn, 
 	}
 	return math.Exp(logAvg), x, nil
 }
+
+// RunMALA runs cfg.Steps MALA steps on energy from the chains x0 and
+// returns their final states and the mean acceptance. The steps run as
+// repeated executions of one compiled graph of a block of steps (the
+// largest divisor of cfg.Steps up to maxBlock), not as one graph of all
+// of them: unrolled, a few hundred steps of a network's energy and
+// gradient take XLA minutes and gigabytes to compile. The random stream
+// is ctx's, drawn in the same order as one graph of cfg.Steps steps.
+func RunMALA(b backends.Backend, ctx *context.Context, energy losses.EnergyFn, x0 *tensors.Tensor, cfg MALAConfig) (x *tensors.Tensor, acceptance float64, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, 0, err
+	}
+	if cfg.Steps == 0 {
+		return x0, 0, nil
+	}
+	const maxBlock = 10
+	block := 1
+	for k := min(maxBlock, cfg.Steps); k > 1; k-- {
+		if cfg.Steps%k == 0 {
+			block = k
+			break
+		}
+	}
+	exec, err := context.NewExec(b, ctx, func(ctx *context.Context, x *Node) []*Node {
+		next, acceptance := MALA(ctx, energy, x, MALAConfig{StepSize: cfg.StepSize, Steps: block})
+		return []*Node{next, ConvertDType(ReduceAllMean(acceptance), dtypes.Float64)}
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer exec.Finalize()
+	x = x0
+	for k := 0; k < cfg.Steps/block; k++ {
+		out, err := exec.Exec(x)
+		if err != nil {
+			return nil, 0, fmt.Errorf("sampling: MALA steps %d to %d: %w", k*block+1, (k+1)*block, err)
+		}
+		if x != x0 {
+			x.FinalizeAll()
+		}
+		x = out[0]
+		acceptance += tensors.ToScalar[float64](out[1]) * float64(block) / float64(cfg.Steps)
+		out[1].FinalizeAll()
+	}
+	return x, acceptance, nil
+}

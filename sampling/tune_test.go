@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/losses"
 )
 
 // TestTuneMALAReachesTheTargetAndScales: on N(0, σ²I₁₀), the tuned step
@@ -58,5 +59,35 @@ func TestTuneConfigRefusesBadSettings(t *testing.T) {
 		if err := tc.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one containing %q", tc.cfg, err, tc.want)
 		}
+	}
+}
+
+// TestRunMALAEqualsOneGraph: 12 steps run as blocks (of 6) give the
+// states and acceptance of the 12 steps in one graph from the same random
+// stream; 0 steps return the chains as they are.
+func TestRunMALAEqualsOneGraph(t *testing.T) {
+	const n, dim = 50, 3
+	x0 := normals(rand.New(rand.NewPCG(1, 2)), n*dim, 2)
+	for _, steps := range []int{12} {
+		cfg := MALAConfig{StepSize: 0.8, Steps: steps}
+		want, wantAcceptance := run(t, func(ctx *context.Context, energy losses.EnergyFn, x0 *Node) (*Node, *Node) {
+			return MALA(ctx, energy, x0, cfg)
+		}, gaussian(1), x0, dim)
+		ctx := context.New()
+		if err := ctx.SetRNGStateFromSeed(7); err != nil { // run's seed
+			t.Fatal(err)
+		}
+		x, acceptance, err := RunMALA(testutil.Backend(), ctx, gaussian(1), tensors.FromFlatDataAndDimensions(x0, n, dim), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.AssertAllClose(t, "states", tensors.MustCopyFlatData[float64](x), want, 1e-12)
+		if math.Abs(acceptance-wantAcceptance) > 1e-12 {
+			t.Errorf("%d steps: acceptance %v, one graph's %v", steps, acceptance, wantAcceptance)
+		}
+	}
+	x := tensors.FromFlatDataAndDimensions(x0, n, dim)
+	if got, a, err := RunMALA(testutil.Backend(), context.New(), gaussian(1), x, MALAConfig{StepSize: 0.8}); err != nil || got != x || a != 0 {
+		t.Errorf("0 steps: %v, %v, %v", got == x, a, err)
 	}
 }
