@@ -166,14 +166,11 @@ func deflateBomb(t testing.TB, n int) []byte {
 	return buf.Bytes()
 }
 
-// Bad .npz files are errors naming the file and what is wrong.
+// Bad .npz files are errors naming the file and what is wrong (package
+// npy's tests cover damaged arrays one by one).
 func TestLoadStatsBadNPZ(t *testing.T) {
 	mu := npyOf([]int{2}, []float64{1, 2})
 	sigma := npyOf([]int{2, 2}, []float64{1, 0, 0, 1})
-	withHeader := func(header string, body []byte) []byte {
-		out := append([]byte("\x93NUMPY\x01\x00"), byte(len(header)), byte(len(header)>>8))
-		return append(append(out, header...), body...)
-	}
 	for _, c := range []struct {
 		name string
 		data []byte
@@ -184,12 +181,8 @@ func TestLoadStatsBadNPZ(t *testing.T) {
 		{"sigma of another size", npzOf(t, map[string][]byte{"mu.npy": mu, "sigma.npy": npyOf([]int{3, 3}, make([]float64, 9))}), "want [2 2] to match mu"},
 		{"asymmetric sigma", npzOf(t, map[string][]byte{"mu.npy": mu, "sigma.npy": npyOf([]int{2, 2}, []float64{1, 0.5, 0, 1})}), "a covariance is symmetric"},
 		{"NaN in mu", npzOf(t, map[string][]byte{"mu.npy": npyOf([]int{2}, []float64{1, math.NaN()}), "sigma.npy": sigma}), "mu[1] = NaN"},
-		{"pickled objects", npzOf(t, map[string][]byte{"mu.npy": withHeader("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }\n", nil), "sigma.npy": sigma}), `dtype "|O"`},
-		{"shape larger than the data", npzOf(t, map[string][]byte{"mu.npy": withHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000,), }\n", make([]byte, 16)), "sigma.npy": sigma}), "holds 8000000000 bytes"},
-		{"overflowing shape", npzOf(t, map[string][]byte{"mu.npy": withHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (2000000000, 2000000000), }\n", nil), "sigma.npy": sigma}), "too many values"},
 		{"not an array", npzOf(t, map[string][]byte{"mu.npy": []byte("hello"), "sigma.npy": sigma}), "not an .npy array"},
 		{"deflate bomb", deflateBomb(t, 100<<20), "over the"},
-		{"header past the end", npzOf(t, map[string][]byte{"mu.npy": []byte("\x93NUMPY\x01\x00\xff\xff{"), "sigma.npy": sigma}), "runs past"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "bad.npz")
