@@ -14,15 +14,15 @@ import (
 	"github.com/edlebm/edlebm/training"
 )
 
-// StreamAbove is the size in bytes of a folder's training images (as
-// float32) above which a run decodes them batch by batch as it trains
-// instead of holding them in memory.
-const StreamAbove = 2 << 30
+// DefaultStreamAbove is the size in bytes of a folder's training images
+// (as float32) above which a run decodes them batch by batch as it trains
+// instead of holding them in memory (Options.StreamAbove).
+const DefaultStreamAbove = 2 << 30
 
 // loadFolder reads the run's split of a folder of images (recorded in the
 // run folder, or made now and returned to be recorded), decodes its test
 // images, and serves its training images from memory or, when they would
-// take more than StreamAbove bytes, decoded as they are needed. In memory,
+// take more than o.StreamAbove bytes, decoded as they are needed. In memory,
 // every image is decoded before the first step, so a damaged file stops
 // the run before it trains; streamed, the step that needs it stops the
 // run, its last checkpoint kept.
@@ -47,7 +47,7 @@ func loadFolder(o Options, folder training.Folder) (runData, error) {
 		data.newSplit = split
 	}
 	h, w, c := trainSet.Shape()
-	if anomaly || int64(trainSet.Len())*int64(h*w*c*4) <= StreamAbove {
+	if anomaly || int64(trainSet.Len())*int64(h*w*c*4) <= o.StreamAbove {
 		fmt.Printf("decoding %d training images…\n", trainSet.Len())
 		train, err := datasets.LoadSource(trainSet, 0)
 		if err != nil {
@@ -63,6 +63,7 @@ func loadFolder(o Options, folder training.Folder) (runData, error) {
 	if _, _, err := checkSets(o, nil, test); err != nil {
 		return runData{}, err
 	}
+	fmt.Printf("training images decoded batch by batch: %d of them would take more than %.4g MiB\n", trainSet.Len(), float64(o.StreamAbove)/(1<<20))
 	stream, err := datasets.NewStream(trainSet, datasets.StreamOptions{BatchSize: o.Batch, Seed: uint64(o.Config.Seed)})
 	if err != nil {
 		return runData{}, fmt.Errorf("flag -batch: %w", err)

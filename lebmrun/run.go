@@ -66,6 +66,10 @@ type Options struct {
 	// testing when it has no train/ and test/ subfolders (0:
 	// imagefolder.DefaultTestFraction); the split is recorded in the run.
 	TestFraction float64
+	// StreamAbove is the size in bytes of a folder's training images (as
+	// float32) above which they are decoded batch by batch as the run
+	// needs them instead of held in memory (0: DefaultStreamAbove).
+	StreamAbove int64
 	// Out is the run folder (training.Folder): a new run starts there, a
 	// stopped one resumes.
 	Out string
@@ -101,7 +105,7 @@ type Options struct {
 // withDefaults fills the zero fields that have a default and checks the
 // others, naming the field at fault.
 func (o Options) withDefaults() (Options, error) {
-	o.Grid, o.Recon = cmp.Or(o.Grid, 64), cmp.Or(o.Recon, 32)
+	o.Grid, o.Recon, o.StreamAbove = cmp.Or(o.Grid, 64), cmp.Or(o.Recon, 32), cmp.Or(o.StreamAbove, DefaultStreamAbove)
 	o.CheckpointEvery, o.PicturesEvery = cmp.Or(o.CheckpointEvery, 10*time.Minute), cmp.Or(o.PicturesEvery, 5*time.Minute)
 	for _, f := range []struct {
 		name string
@@ -111,7 +115,7 @@ func (o Options) withDefaults() (Options, error) {
 		{"Epochs", o.Epochs >= 1, "≥ 1"}, {"Batch", o.Batch >= 1, "≥ 1"}, {"TrainSize", o.TrainSize >= 0, "≥ 0"},
 		{"Grid", o.Grid >= 1, "≥ 1"}, {"Recon", o.Recon >= 1, "≥ 1"}, {"KeepEpochs", o.KeepEpochs >= 0, "≥ 0"},
 		{"CheckpointEvery", o.CheckpointEvery > 0, "> 0"}, {"PicturesEvery", o.PicturesEvery > 0, "> 0"},
-		{"StopAfter", o.StopAfter >= 0, "≥ 0"}, {"Devices", o.Devices >= 0, "≥ 0"},
+		{"StopAfter", o.StopAfter >= 0, "≥ 0"}, {"Devices", o.Devices >= 0, "≥ 0"}, {"StreamAbove", o.StreamAbove > 0, "> 0"},
 	} {
 		if !f.ok {
 			return o, fmt.Errorf("lebmrun: Options.%s must be %s", f.name, f.want)

@@ -16,6 +16,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/imagefolder"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/lebmrun"
 	"github.com/edlebm/edlebm/nets"
 	"github.com/edlebm/edlebm/training"
 )
@@ -31,6 +32,8 @@ type options struct {
 	// images (-data folder).
 	imageSize, channels int
 	testFraction        float64
+	// streamAboveMiB is lebmrun.Options.StreamAbove in MiB.
+	streamAboveMiB float64
 	runSize
 	// paper asks for the paper's full run on any backend; sized tells
 	// whether -epochs, -batch or -train-size was given. Without either, a
@@ -128,6 +131,7 @@ func declareFlags(o *options) (*flag.FlagSet, modelSettings) {
 	fs := flag.NewFlagSet("train-lebm", flag.ContinueOnError)
 	fs.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("data set: %v, or %q for a folder of your own PNG and JPEG images (-data-dir, or -data %s:PATH)", byname.Names, lebm.FolderData, lebm.FolderData))
 	fs.IntVar(&o.imageSize, "image-size", 32, fmt.Sprintf("-data %s: the side of the square images, %v: each image is resized so that its shorter side is this, and centre-cropped; the paper's generator of that size", lebm.FolderData, imagefolder.Sizes))
+	fs.Float64Var(&o.streamAboveMiB, "stream-above-mib", lebmrun.DefaultStreamAbove>>20, fmt.Sprintf("-data %s: decode the training images batch by batch as they are needed, not all before training, when they would take more than this many MiB in memory", lebm.FolderData))
 	fs.IntVar(&o.channels, "channels", 3, fmt.Sprintf("-data %s: 3 (colour) or 1 (grey)", lebm.FolderData))
 	fs.Float64Var(&o.testFraction, "test-fraction", imagefolder.DefaultTestFraction, fmt.Sprintf("-data %s: the fraction of the images held out for testing, chosen by -seed, when the folder has no %s/ and %s/ subfolders (the split is recorded in OUT/%s)", lebm.FolderData, imagefolder.TrainDir, imagefolder.TestDir, training.DataSplitFile))
 	fs.StringVar(&o.dataDir, "data-dir", "", "the data set's files: IDX folder (mnist, fashion-mnist; default Debian's "+mnist.DefaultFashionDir+
@@ -223,12 +227,14 @@ func (o *options) checkFolderFlags(set map[string]bool) error {
 		o.data, o.dataDir = lebm.FolderData, dir
 	}
 	if o.data == lebm.FolderData {
-		return flagcheck.Check(flagcheck.Rule{Flag: "test-fraction", Value: o.testFraction, OK: o.testFraction > 0 && o.testFraction < 1, Want: "in (0, 1)"})
+		return flagcheck.Check(
+			flagcheck.Rule{Flag: "test-fraction", Value: o.testFraction, OK: o.testFraction > 0 && o.testFraction < 1, Want: "in (0, 1)"},
+			flagcheck.Rule{Flag: "stream-above-mib", Value: o.streamAboveMiB, OK: o.streamAboveMiB*(1<<20) >= 1, Want: "at least a byte"})
 	}
 	if !slices.Contains(byname.Names, o.data) {
 		return fmt.Errorf("flag -data %s: no loader for it; the data sets this command reads are %v, and %s:PATH for a folder of your own images", o.data, byname.Names, lebm.FolderData)
 	}
-	for _, name := range []string{"image-size", "channels", "test-fraction"} {
+	for _, name := range []string{"image-size", "channels", "test-fraction", "stream-above-mib"} {
 		if set[name] {
 			return fmt.Errorf("flag -%s: only for -data %s; %s has its own images", name, lebm.FolderData, o.data)
 		}

@@ -198,8 +198,9 @@ func checkGoMLXTools(t *testing.T, out string, recs []lebmrun.Record) {
 // The stopped run reads the same images written out as a folder of PNGs
 // (-data folder, train/ and test/ subfolders), as a user with their own
 // images would, and resumes from the split recorded in its folder, without
-// -data-dir: training from the folder is training from the IDX files,
-// step for step.
+// -data-dir, decoding its images batch by batch (-stream-above-mib):
+// training from the folder, in memory or streamed, is training from the
+// IDX files, step for step.
 func TestStopMidEpochAndResumeEqualsUninterrupted(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
 	whole, sliced := t.TempDir(), t.TempDir()
@@ -231,7 +232,8 @@ func TestStopMidEpochAndResumeEqualsUninterrupted(t *testing.T) {
 	if err := os.CopyFS(sliced6, os.DirFS(sliced)); err != nil {
 		t.Fatal(err)
 	}
-	if err := runCommand(t, folderFlags("folder")); err != nil {
+	// Resumed, the images are decoded batch by batch (datasets.Stream).
+	if err := runCommand(t, folderFlags("folder", "-stream-above-mib", "0.01")); err != nil {
 		t.Fatal(err)
 	}
 	want, got := readMetrics(t, whole), readMetrics(t, sliced)
