@@ -29,6 +29,12 @@ type Report struct {
 	TestPosteriorStepSize float64 `json:"test_posterior_step_size,omitempty"`
 	GenerationSteps       int     `json:"generation_steps,omitempty"`
 	GenerationStepSize    float64 `json:"generation_step_size,omitempty"`
+	// GenerationSampler is the generation chains' kernel (lebm.Samplers;
+	// empty in older reports: Langevin) and GenerationAcceptance the
+	// fraction of its proposals accepted over the generated samples (1
+	// for Langevin, which rejects none).
+	GenerationSampler    string  `json:"generation_sampler,omitempty"`
+	GenerationAcceptance float64 `json:"generation_acceptance,omitempty"`
 	ReconstructionImages  int     `json:"reconstruction_images"`
 	ReconstructionMSE     float64 `json:"reconstruction_mse"`
 	// The intervals are 95 % bootstrap intervals over the reconstructed

@@ -141,6 +141,16 @@ func WithGeneration(steps int, stepSize float64) LoadOption {
 	return func(c *Config) { overrideLangevin(&c.GenerationLangevin, steps, stepSize) }
 }
 
+// WithGenerationSampler sets the kernel of the generation chains (one of
+// Samplers); "" keeps the checkpoint's.
+func WithGenerationSampler(sampler string) LoadOption {
+	return func(c *Config) {
+		if sampler != "" {
+			c.GenerationSampler = sampler
+		}
+	}
+}
+
 // WithDataNamed names the data set of a checkpoint written before
 // checkpoints kept it (Config.Data empty); one that names its data set
 // keeps it. The model then saves the name with its next checkpoint.

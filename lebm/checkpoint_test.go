@@ -158,6 +158,12 @@ func TestLoadOptionsChangeTheSamplers(t *testing.T) {
 			t.Errorf("%s: test posterior %+v, generation %+v; want %+v, %+v", c.name, got.TestPosteriorLangevin, got.GenerationLangevin, c.post, c.gen)
 		}
 	}
+	if got := load(WithGenerationSampler(SamplerMALA)).Config().GenerationSampler; got != SamplerMALA {
+		t.Errorf("WithGenerationSampler(mala): %q", got)
+	}
+	if got := load(WithGenerationSampler("")).Config().GenerationSampler; got != SamplerLangevin {
+		t.Errorf("WithGenerationSampler(\"\"): %q, want the checkpoint's langevin", got)
+	}
 	// Behaviour: z ← z − (s²/2)∇U(z) + s·ξ barely moves the shared first
 	// draw z0 when s = 1e-9, however many steps; the checkpoint's 0.2 does.
 	sample := func(m *Model) []float64 {

@@ -79,6 +79,12 @@ type Config struct {
 	// GenerationLangevin samples the prior for generation (Model.PriorSample,
 	// Model.Generate).
 	GenerationLangevin losses.LangevinConfig
+	// GenerationSampler is the kernel of the generation chains:
+	// SamplerLangevin, the paper's unadjusted Langevin, or SamplerMALA, the
+	// same proposal (step GenerationLangevin.StepSize) with the
+	// Metropolis–Hastings correction, whose chains keep the prior exactly
+	// (Model.GenerationAcceptance reports its acceptance).
+	GenerationSampler string
 
 	// Method is the prior update: MethodED, MethodCD or MethodSM.
 	Method string
@@ -150,6 +156,7 @@ func DefaultConfig(dataset string) (Config, error) {
 		TestPosteriorLangevin: losses.LangevinConfig{StepSize: 0.1, Steps: 100},
 		PriorLangevin:         losses.LangevinConfig{StepSize: 0.4, Steps: 60},
 		GenerationLangevin:    losses.LangevinConfig{StepSize: 0.2, Steps: 500},
+		GenerationSampler:     SamplerLangevin,
 		Method:                MethodED,
 		ED:                    losses.DefaultLatentED,
 		SMVariant:             SMFisher,
@@ -186,6 +193,15 @@ func ImageGenerator(size, channels int) (nets.GeneratorConfig, error) {
 	gen.Layers[len(gen.Layers)-1].Out = channels
 	return gen, nil
 }
+
+// The kernels of the generation chains (Config.GenerationSampler).
+const (
+	SamplerLangevin = "langevin"
+	SamplerMALA     = "mala"
+)
+
+// Samplers lists the kernels of the generation chains.
+var Samplers = []string{SamplerLangevin, SamplerMALA}
 
 // Presets: named configurations beside the paper's (DefaultConfig).
 const (
@@ -279,6 +295,12 @@ func (c Config) validate() error {
 	}
 	if !slices.Contains(Methods, c.Method) {
 		return fmt.Errorf("Method = %q: must be one of %q", c.Method, Methods)
+	}
+	if !slices.Contains(Samplers, c.GenerationSampler) {
+		return fmt.Errorf("GenerationSampler = %q: must be one of %q", c.GenerationSampler, Samplers)
+	}
+	if c.GenerationSampler == SamplerMALA && c.GenerationLangevin.NoNoise {
+		return fmt.Errorf("GenerationSampler %q with GenerationLangevin.NoNoise: MALA's proposal needs its noise", SamplerMALA)
 	}
 	if err := c.ED.Validate(); err != nil {
 		return fmt.Errorf("ED: %w", err)

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
 	"github.com/edlebm/edlebm/internal/settings"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/nets"
-	"github.com/gomlx/gomlx/pkg/ml/context"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -53,6 +54,7 @@ func TestDefaultConfig(t *testing.T) {
 				TestPosteriorLangevin: losses.LangevinConfig{StepSize: 0.1, Steps: 100},
 				PriorLangevin:         losses.LangevinConfig{StepSize: 0.4, Steps: 60},
 				GenerationLangevin:    losses.LangevinConfig{StepSize: 0.2, Steps: 500},
+				GenerationSampler:     SamplerLangevin, // the paper's unadjusted Langevin
 				Method:                MethodED,
 				ED:                    losses.EDConfig{T: 0.25, M: 16, W: 1},
 				SMVariant:             SMFisher, SMProjections: 1,

@@ -5,12 +5,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/edlebm/edlebm/losses"
-	"github.com/edlebm/edlebm/nets"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/nets"
+	"github.com/edlebm/edlebm/sampling"
 )
 
 // Variable scopes, relative to the context given to the graph functions.
@@ -80,6 +82,23 @@ func PriorSample(ctx *context.Context, cfg Config, z0 *Node, langevin losses.Lan
 	mustValid(cfg)
 	prior := func(z *Node) *Node { return PriorEnergy(ctx, cfg, z) }
 	return losses.Langevin(ctx, prior, z0, langevin)
+}
+
+// GenerationSample runs steps steps of cfg.GenerationSampler's kernel on
+// the prior energy U from z0 [B, nz], with GenerationLangevin's step size,
+// and returns the final latents (gradients stopped) and each chain's
+// number of accepted proposals [B]: every step for Langevin, which has no
+// rejection.
+func GenerationSample(ctx *context.Context, cfg Config, z0 *Node, steps int) (z, accepted *Node) {
+	mustValid(cfg)
+	if cfg.GenerationSampler == SamplerMALA {
+		prior := func(z *Node) *Node { return PriorEnergy(ctx, cfg, z) }
+		step := Scalar(z0.Graph(), z0.DType(), cfg.GenerationLangevin.StepSize)
+		z, rate := sampling.MALASteps(ctx, prior, z0, step, steps)
+		return z, MulScalar(rate, float64(steps))
+	}
+	z = PriorSample(ctx, cfg, z0, withSteps(cfg.GenerationLangevin, steps))
+	return z, MulScalar(OnesLike(ReduceSum(z, 1)), float64(steps))
 }
 
 // BaseSample draws n latents from N(0, I), the chains' starting point.

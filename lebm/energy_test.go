@@ -7,10 +7,11 @@ import (
 
 	"github.com/edlebm/edlebm/internal/testutil"
 
-	"github.com/edlebm/edlebm/losses"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/losses"
 )
 
 // newNaiveContext returns a context holding the initialised variables of

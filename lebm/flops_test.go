@@ -4,10 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edlebm/edlebm/nets"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/nets"
 )
 
 // graphFLOPs counts, independently of the FLOP model, the floating-point

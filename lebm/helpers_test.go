@@ -8,13 +8,14 @@ import (
 
 	"github.com/edlebm/edlebm/internal/testutil"
 
-	"github.com/edlebm/edlebm/nets"
 	_ "github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/pkg/ml/train/metrics"
+
+	"github.com/edlebm/edlebm/nets"
 
 	"github.com/edlebm/edlebm/internal/scopes"
 )

@@ -8,11 +8,12 @@ import (
 
 	"github.com/edlebm/edlebm/internal/testutil"
 
-	"github.com/edlebm/edlebm/nets"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/nets"
 )
 
 // noiseSeed reseeds the random number generator before each of two graphs

@@ -45,13 +45,16 @@ type samplers struct {
 	block                          int
 	posteriorStart, posteriorBlock *context.Exec // x → z; (x, z) → z
 	priorStart                     map[int]*context.Exec
-	priorBlock                     *context.Exec // z → z
-	score, decode                  *context.Exec // (x, z) → U_post; z → G(z)
+	priorBlock                     *context.Exec // z → (z, accepted proposals per chain)
+	// generationAcceptance is the fraction of proposals the last
+	// generation chains accepted.
+	generationAcceptance float64
+	score, decode        *context.Exec // (x, z) → U_post; z → G(z)
 }
 
 // newSamplers creates (without compiling) the samplers of m's Config.
 func (m *Model) newSamplers() error {
-	post, prior := m.cfg.TestPosteriorLangevin, m.cfg.GenerationLangevin
+	post := m.cfg.TestPosteriorLangevin
 	m.samplers = samplers{block: ChainBlock, priorStart: map[int]*context.Exec{}}
 	var err error
 	// The graphs read m.block when they are built, at their first call.
@@ -66,8 +69,9 @@ func (m *Model) newSamplers() error {
 		})
 	}
 	if err == nil {
-		m.priorBlock, err = context.NewExec(m.backend, m.ctx, func(ctx *context.Context, z *Node) *Node {
-			return PriorSample(ctx, m.cfg, z, withSteps(prior, m.block))
+		m.priorBlock, err = context.NewExec(m.backend, m.ctx, func(ctx *context.Context, z *Node) []*Node {
+			next, accepted := GenerationSample(ctx, m.cfg, z, m.block)
+			return []*Node{next, accepted}
 		})
 	}
 	if err == nil {
@@ -110,31 +114,54 @@ func (m *Model) priorLatents(what string, n int) (*tensors.Tensor, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("lebm: %s: number of samples n = %d: must be at least 1", what, n)
 	}
-	first, rest := chainBlocks(m.cfg.GenerationLangevin.Steps, m.block)
+	steps := m.cfg.GenerationLangevin.Steps
+	first, rest := chainBlocks(steps, m.block)
 	start, ok := m.priorStart[n]
 	if !ok {
 		var err error
-		start, err = context.NewExec(m.backend, m.ctx, func(ctx *context.Context, g *Graph) *Node {
-			return PriorSample(ctx, m.cfg, BaseSample(ctx, m.cfg, g, n), withSteps(m.cfg.GenerationLangevin, first))
+		start, err = context.NewExec(m.backend, m.ctx, func(ctx *context.Context, g *Graph) []*Node {
+			z, accepted := GenerationSample(ctx, m.cfg, BaseSample(ctx, m.cfg, g, n), first)
+			return []*Node{z, accepted}
 		})
 		if err != nil {
 			return nil, fmt.Errorf("lebm: %s: creating executor: %w", what, err)
 		}
 		m.priorStart[n] = start
 	}
-	z, err := m.exec1(what, start)
+	outs, err := m.exec(what, start)
 	if err != nil {
 		return nil, err
 	}
+	z, accepted := outs[0], sumFloats(outs[1])
+	finalize(outs[1:])
 	for range rest {
-		next, err := m.exec1(what, m.priorBlock, z)
+		outs, err := m.exec(what, m.priorBlock, z)
 		finalize([]*tensors.Tensor{z})
 		if err != nil {
 			return nil, err
 		}
-		z = next
+		z, accepted = outs[0], accepted+sumFloats(outs[1])
+		finalize(outs[1:])
+	}
+	m.generationAcceptance = 1
+	if steps > 0 {
+		m.generationAcceptance = accepted / float64(n*steps)
 	}
 	return z, nil
+}
+
+// GenerationAcceptance is the fraction of proposals the chains of the last
+// PriorSample or Generate accepted: 1 for Langevin, which has no
+// rejection; MALA's rate for SamplerMALA.
+func (m *Model) GenerationAcceptance() float64 { return m.generationAcceptance }
+
+// sumFloats is the sum of a float tensor's values.
+func sumFloats(t *tensors.Tensor) float64 {
+	var sum float64
+	for _, v := range flatFloat64s(t) {
+		sum += v
+	}
+	return sum
 }
 
 // PosteriorSample returns latents z [B, nz] sampled from the posterior of

@@ -3,13 +3,16 @@ package lebm
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
+	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/sampling"
 )
 
 func TestChainBlocks(t *testing.T) {
@@ -90,5 +93,56 @@ func TestBlockedChainsMatchTheUnrolledChain(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMALAGenerationIsSamplingsMALA: with GenerationSampler "mala" the
+// blocked generation chains are sampling.MALA on the prior energy U from
+// the same draws — the latents and the acceptance both — and at a step
+// large enough to reject some proposals the acceptance is strictly between
+// 0 and 1; Langevin reports 1.
+func TestMALAGenerationIsSamplingsMALA(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.GenerationSampler = SamplerMALA
+	cfg.GenerationLangevin = losses.LangevinConfig{Steps: testChainBlock + 3, StepSize: 1.5}
+	m := newModel(t, cfg)
+	const n = 40
+	if err := m.Seed(11); err != nil {
+		t.Fatal(err)
+	}
+	z, err := m.PriorSample(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Seed(11); err != nil {
+		t.Fatal(err)
+	}
+	want := runGraph(t, m.Context(), func(ctx *context.Context, g *Graph) []*Node {
+		prior := func(z *Node) *Node { return PriorEnergy(ctx, cfg, z) }
+		z, rate := sampling.MALA(ctx, prior, BaseSample(ctx, cfg, g, n), sampling.MALAConfig{StepSize: 1.5, Steps: testChainBlock + 3})
+		return []*Node{z, ReduceAllMean(rate)}
+	})
+	testutil.AssertAllClose(t, "MALA latents", flatFloat64s(z), want[0], 1e-9)
+	if a := m.GenerationAcceptance(); math.Abs(a-want[1][0]) > 1e-9 || !(a > 0 && a < 1) {
+		t.Errorf("acceptance %v, sampling.MALA's %v; want it in (0, 1) at step 1.5", a, want[1][0])
+	}
+
+	cfg.GenerationSampler = SamplerLangevin
+	m = newModel(t, cfg)
+	if _, err := m.PriorSample(n); err != nil {
+		t.Fatal(err)
+	}
+	if a := m.GenerationAcceptance(); a != 1 {
+		t.Errorf("Langevin's acceptance %v, want 1", a)
+	}
+	for _, bad := range []func(*Config){
+		func(c *Config) { c.GenerationSampler = "hmc" },
+		func(c *Config) { c.GenerationSampler, c.GenerationLangevin.NoNoise = SamplerMALA, true },
+	} {
+		c := cfg
+		bad(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "GenerationSampler") {
+			t.Errorf("%+v: error %v", c.GenerationSampler, err)
+		}
 	}
 }

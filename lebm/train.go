@@ -3,11 +3,12 @@ package lebm
 import (
 	"fmt"
 
-	"github.com/edlebm/edlebm/losses"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train"
+
+	"github.com/edlebm/edlebm/losses"
 )
 
 // StepLosses holds the graph values of one training step.

@@ -78,7 +78,7 @@ func evaluateSnapshot(model *lebm.Model, path string, o options, test *datasets.
 	}
 	e.ReconstructionMSE = stat.Mean(imageErrors, nil)
 	if metrics != nil {
-		samples, err := generateSamples(model, o.fidSamples, o.batch)
+		samples, _, err := generateSamples(model, o.fidSamples, o.batch)
 		if err != nil {
 			return e, err
 		}

@@ -27,24 +27,27 @@ import (
 	"github.com/edlebm/edlebm/training"
 )
 
-// generateSamples draws n images from the model (its prior Langevin
-// chains, then the generator), batch at a time.
-func generateSamples(model *lebm.Model, n, batch int) (*datasets.Images, error) {
+// generateSamples draws n images from the model (its prior chains, then
+// the generator), batch at a time, and returns them with the fraction of
+// the chains' proposals accepted.
+func generateSamples(model *lebm.Model, n, batch int) (*datasets.Images, float64, error) {
 	h, w, c := model.Config().Generator.OutputShape()
 	samples := &datasets.Images{Name: "generated", N: n, Height: h, Width: w, Channels: c}
 	bar := progress.New("generated", n)
+	var acceptance float64
 	for done := 0; done < n; {
 		x, err := model.Generate(min(batch, n-done))
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		samples.Pixels = append(samples.Pixels, tensors.MustCopyFlatData[float32](x)...)
 		x.FinalizeAll()
 		prev := done
 		done = len(samples.Pixels) / (h * w * c)
 		bar.Add(done - prev)
+		acceptance += model.GenerationAcceptance() * float64(done-prev) / float64(n)
 	}
-	return samples, nil
+	return samples, acceptance, nil
 }
 
 // sampleGridN is the number of samples in samples.png, 8 a row.

@@ -70,6 +70,7 @@ type options struct {
 	anomalySeed                               int64
 	classifierDir, inception, fidStats        string
 	fidSamples, fidTrainN                     int
+	genSampler                                string  // "": the checkpoint's
 	postSteps, genSteps                       int     // 0: the checkpoint's
 	postStep, genStep                         float64 // 0: the checkpoint's
 	interpRows, interpSteps                   int
@@ -103,6 +104,7 @@ func main() {
 	flag.IntVar(&o.postSteps, "test-posterior-steps", 0, "posterior Langevin steps for reconstruction, interpolation and anomaly scores (0: the checkpoint's, by default the paper's 100)")
 	flag.Float64Var(&o.postStep, "test-posterior-step", 0, "posterior Langevin step size (0: the checkpoint's, by default the paper's 0.1)")
 	flag.IntVar(&o.genSteps, "gen-steps", 0, "prior Langevin steps for generated samples (0: the checkpoint's, by default the paper's 500)")
+	flag.StringVar(&o.genSampler, "gen-sampler", "", fmt.Sprintf("kernel of the prior chains for generated samples, %v: the paper's unadjusted Langevin, or MALA, the same proposal with the Metropolis–Hastings correction (\"\": the checkpoint's, by default langevin); the acceptance goes to the report", lebm.Samplers))
 	flag.Float64Var(&o.genStep, "gen-step", 0, "prior Langevin step size for generated samples (0: the checkpoint's, by default the paper's 0.2)")
 	flag.IntVar(&o.fidSamples, "fid-samples", 5000, "generated images for the FID and classifier-FID (the paper: 50000)")
 	flag.IntVar(&o.interpRows, "interp-rows", 8, "rows of the prior and posterior interpolation grids")
@@ -152,7 +154,7 @@ func (o *options) fromCheckpoint(cfg lebm.Config) error {
 
 // samplers are the load options that apply the sampler flags.
 func (o options) samplers() []lebm.LoadOption {
-	return []lebm.LoadOption{lebm.WithTestPosterior(o.postSteps, o.postStep), lebm.WithGeneration(o.genSteps, o.genStep)}
+	return []lebm.LoadOption{lebm.WithTestPosterior(o.postSteps, o.postStep), lebm.WithGeneration(o.genSteps, o.genStep), lebm.WithGenerationSampler(o.genSampler)}
 }
 
 // checkValues checks each numeric flag against its range, naming the
@@ -168,6 +170,7 @@ func (o options) checkValues() error {
 		flagcheck.Rule{Flag: "test-posterior-step", Value: o.postStep, OK: o.postStep >= 0, Want: "≥ 0 (0: the checkpoint's)"},
 		flagcheck.Rule{Flag: "gen-steps", Value: o.genSteps, OK: o.genSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
 		flagcheck.Rule{Flag: "gen-step", Value: o.genStep, OK: o.genStep >= 0, Want: "≥ 0 (0: the checkpoint's)"},
+		flagcheck.Rule{Flag: "gen-sampler", Value: o.genSampler, OK: o.genSampler == "" || slices.Contains(lebm.Samplers, o.genSampler), Want: fmt.Sprintf("one of %v (or empty: the checkpoint's)", lebm.Samplers)},
 		flagcheck.Rule{Flag: "fid-train-n", Value: o.fidTrainN, OK: o.fidTrainN >= 0, Want: "≥ 0 (0: the whole training split)"},
 		flagcheck.Rule{Flag: "bootstrap", Value: o.bootstrap, OK: o.bootstrap >= 0, Want: "≥ 0 (0: no intervals)"},
 		flagcheck.Rule{Flag: "interp-rows", Value: o.interpRows, OK: o.interpRows >= 1, Want: "≥ 1"},
@@ -360,10 +363,12 @@ func measureSamples(model *lebm.Model, o options, metrics *sampleMetrics, out st
 	if metrics != nil {
 		n = o.fidSamples
 	}
-	samples, err := generateSamples(model, n, o.batch)
+	samples, acceptance, err := generateSamples(model, n, o.batch)
 	if err != nil {
 		return err
 	}
+	s.GenerationSampler, s.GenerationAcceptance = model.Config().GenerationSampler, acceptance
+	fmt.Printf("generation: %s, %.3f of the proposals accepted\n", s.GenerationSampler, acceptance)
 	if err := writeSampleGrid(samples, out); err != nil {
 		return err
 	}

@@ -161,13 +161,18 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	// and its held-out class.
 	opts := options{runDir: runDir, backend: testutil.BackendName(), reconN: 64, batch: 32,
 		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: -1, anomalyN: 64, interpRows: 2, interpSteps: 4,
-		anomalyCkpts: 2, classifierDir: classifierRun(t, []int{16, 8}), fidSamples: 40, eachEpoch: true, bootstrap: 400}
+		anomalyCkpts: 2, classifierDir: classifierRun(t, []int{16, 8}), fidSamples: 40, eachEpoch: true, bootstrap: 400, genSampler: lebm.SamplerMALA}
 	if err := run(opts); err != nil {
 		t.Fatal(err)
 	}
 	s, err := eval.ReadReport(filepath.Join(runDir, "eval"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// lebm's tests check MALA's chains against package sampling's; here,
+	// that -gen-sampler reaches them and the report.
+	if s.GenerationSampler != lebm.SamplerMALA || !(s.GenerationAcceptance > 0 && s.GenerationAcceptance <= 1) {
+		t.Errorf("summary generation by %q with acceptance %v, want mala's, in (0, 1]", s.GenerationSampler, s.GenerationAcceptance)
 	}
 	if s.Data != "fashion-mnist" || s.Method != lebm.MethodED || s.AnomalyHeldOut != 1 {
 		t.Errorf("summary names data %q, method %q and held-out class %d; want the checkpoint's fashion-mnist, ed and 1", s.Data, s.Method, s.AnomalyHeldOut)
@@ -413,7 +418,10 @@ func TestAttributeGridOnCelebA(t *testing.T) {
 	// generateSamples counts colour images in values of 64·64·3: 5
 	// samples in batches of 2, and a grid of all 5.
 	gen := t.TempDir()
-	samples, err := generateSamples(model, 5, 2)
+	samples, acceptance, err := generateSamples(model, 5, 2)
+	if err != nil || acceptance != 1 { // Langevin rejects nothing
+		t.Fatalf("acceptance %v, error %v", acceptance, err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
