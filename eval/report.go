@@ -35,8 +35,8 @@ type Report struct {
 	// for Langevin, which rejects none).
 	GenerationSampler    string  `json:"generation_sampler,omitempty"`
 	GenerationAcceptance float64 `json:"generation_acceptance,omitempty"`
-	ReconstructionImages  int     `json:"reconstruction_images"`
-	ReconstructionMSE     float64 `json:"reconstruction_mse"`
+	ReconstructionImages int     `json:"reconstruction_images"`
+	ReconstructionMSE    float64 `json:"reconstruction_mse"`
 	// The intervals are 95 % bootstrap intervals over the reconstructed
 	// images and over the generated samples (eval-lebm -bootstrap); nil
 	// when not computed.
