@@ -6,9 +6,11 @@ package density
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
@@ -151,32 +153,33 @@ const ParamPrefix = "toy_"
 func (c *Config) params() []settings.Param {
 	list := []settings.Param{
 		{Key: "method", Ptr: &c.Method},
-		{Key: "ed_t", Ptr: &c.ED.T},
-		{Key: "ed_m", Ptr: &c.ED.M},
-		{Key: "ed_w", Ptr: &c.ED.W},
+		{Key: "ed_t", Ptr: &c.ED.T, Flag: "ed-t", Usage: "ED: perturbation variance t"},
+		{Key: "ed_m", Ptr: &c.ED.M, Flag: "ed-m", Usage: "ED: negative samples M per data point"},
+		{Key: "ed_w", Ptr: &c.ED.W, Flag: "ed-w", Usage: "ED: stabiliser w (0 disables it)"},
 		{Key: "ed_drop_log_m", Ptr: &c.ED.DropLogM},
-		{Key: "cd_steps", Ptr: &c.CD.Langevin.Steps},
+		{Key: "cd_steps", Ptr: &c.CD.Langevin.Steps, Flag: "cd-steps", Usage: "CD: Langevin steps from the data"},
 		{Key: "cd_step_size", Ptr: &c.CD.Langevin.StepSize},
 		{Key: "cd_no_noise", Ptr: &c.CD.Langevin.NoNoise},
-		{Key: "cd_reg", Ptr: &c.CD.Reg},
-		{Key: "dsm_variance", Ptr: &c.DSMVariance},
+		{Key: "cd_reg", Ptr: &c.CD.Reg, Flag: "cd-reg", Usage: "CD: weight α of the regulariser α·mean(E⁺² + E⁻²)"},
+		{Key: "dsm_variance", Ptr: &c.DSMVariance, Flag: "dsm-t", Usage: "denoising score matching (method dsm): noise variance t"},
 		{Key: "bed_epsilon", Ptr: &c.BED.Epsilon},
 		{Key: "bed_m", Ptr: &c.BED.M},
 		{Key: "bed_w", Ptr: &c.BED.W},
 		{Key: "cd_sampler", Ptr: &c.CDSampler, Optional: true, Absent: "gibbs"}, // checkpoints before Gibbs with gradients
 		{Key: "gibbs_sweeps", Ptr: &c.GibbsSweeps},
 		{Key: "gwg_steps", Ptr: &c.GWGSteps, Optional: true, Absent: 40},
-		{Key: "mlp_hidden", Ptr: &c.MLP.Hidden},
-		{Key: "mlp_activation", Ptr: &c.MLP.Activation},
+		{Key: "mlp_hidden", Ptr: &c.MLP.Hidden, Flag: "hidden", Usage: "hidden layer widths of the energy MLP (its depth is their number)"},
+		{Key: "mlp_activation", Ptr: &c.MLP.Activation, Flag: "activation", Usage: "activation of the energy MLP"},
 		{Key: "mlp_leaky_slope", Ptr: &c.MLP.LeakySlope},
-		{Key: "mlp_init", Ptr: &c.MLP.Init},
-		{Key: "ema_decay", Ptr: &c.EMADecay},
+		{Key: "mlp_init", Ptr: &c.MLP.Init, Flag: "init",
+			Usage: fmt.Sprintf("initialisation of the energy MLP's dense layers %v: PyTorch's nn.Linear default (\"\" or pytorch), as the authors' code, or Xavier-normal weights with zero biases", nets.MLPInits)},
+		{Key: "ema_decay", Ptr: &c.EMADecay, Flag: "ema", Usage: "decay of the parameter moving average used for evaluation"},
 	}
 	for i := range list {
 		list[i].Key = ParamPrefix + list[i].Key
 	}
 	return append(list,
-		settings.Param{Key: optimizers.ParamLearningRate, Ptr: &c.LearningRate},
+		settings.Param{Key: optimizers.ParamLearningRate, Ptr: &c.LearningRate, Flag: "lr", Usage: "Adam learning rate"},
 		// Checkpoints written before ε was a setting trained with GoMLX's 1e-7.
 		settings.Param{Key: optimizers.ParamAdamEpsilon, Ptr: &c.AdamEpsilon, Optional: true, Absent: 1e-7})
 }
@@ -195,6 +198,24 @@ func (c Config) WithSettings(text string) (Config, error) {
 // Changes lists the settings in which c differs from base, as
 // "name=value" sorted by name.
 func (c Config) Changes(base Config) []string { return settings.Changes(c.params(), base.params()) }
+
+// DeclareFlags declares on fs the short flags of the settings that have
+// one (-ed-t, -hidden, -lr, …; defaults' values shown by -h) and returns
+// the function that applies those the user gave to a Config, after the
+// flag set is parsed: the settings table is each flag's one home.
+func DeclareFlags(fs *flag.FlagSet, defaults Config) func(*Config) error {
+	flags := settings.DeclareFlags(fs, defaults.params())
+	return func(c *Config) error {
+		c.MLP.Hidden = slices.Clone(c.MLP.Hidden) // not shared with the caller's
+		if err := flags.Apply(c.params()); err != nil {
+			return fmt.Errorf("density: %w", err)
+		}
+		if c.MLP.Init == nets.InitPyTorch {
+			c.MLP.Init = "" // the same initialisation, named as a model that never set it
+		}
+		return nil
+	}
+}
 
 // SettingNames lists the names of the settings WithSettings accepts.
 func SettingNames() []string {

@@ -2,6 +2,7 @@ package density
 
 import (
 	"errors"
+	"flag"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -380,5 +381,26 @@ func TestBernoulliBaseAddsItsNegativeLogProbability(t *testing.T) {
 	}
 	if err := m.SetBernoulliBase([]float64{0.5, math.NaN()}); err == nil || !strings.Contains(err.Error(), "mean 1 is NaN") {
 		t.Errorf("a NaN mean: error %v", err)
+	}
+}
+
+// TestDeclareFlags: the short flags of the settings table apply what was
+// given, to the setting the table names, and only that; -init pytorch is
+// the default initialisation under its empty name.
+func TestDeclareFlags(t *testing.T) {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	apply := DeclareFlags(fs, DefaultConfig("dsm"))
+	if err := fs.Parse([]string{"-ed-t", "0.5", "-hidden", "64,32", "-lr", "3e-4", "-init", "pytorch", "-dsm-t", "0.2"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig("dsm")
+	cfg.MLP.Init = nets.InitXavier
+	if err := apply(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig("dsm")
+	want.ED.T, want.MLP.Hidden, want.LearningRate, want.DSMVariance = 0.5, []int{64, 32}, 3e-4, 0.2
+	if changes, wantChanges := cfg.Changes(DefaultConfig("dsm")), want.Changes(DefaultConfig("dsm")); !slices.Equal(changes, wantChanges) || cfg.MLP.Init != "" {
+		t.Errorf("after the flags: changes %v, want %v; init %q", changes, wantChanges, cfg.MLP.Init)
 	}
 }

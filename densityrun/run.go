@@ -41,11 +41,13 @@ type Options struct {
 	// Methods are the density methods to train, each in its own folder
 	// (default: density.Methods, ED, SM, CD and DSM).
 	Methods []string
-	// Hidden are the energy MLP's hidden widths, its depth their number
-	// (default: the paper's toy MLP, 4 × 128).
-	Hidden []int
+	// Model, when set, edits every method's configuration, which starts as
+	// density.DefaultConfig(method) (the paper's toy MLP, 4 × 128, and its
+	// losses' settings): train-vectors applies the short flags of
+	// density's settings table there (density.DeclareFlags).
+	Model func(*density.Config) error
 	// Set is GoMLX context settings applied to every method's
-	// configuration after the other options (density.Config.WithSettings).
+	// configuration after Model (density.Config.WithSettings).
 	Set string
 	// Out is the run folder.
 	Out string
@@ -108,8 +110,13 @@ func (o Options) configs() ([]density.Config, error) {
 	var out []density.Config
 	for _, method := range o.Methods {
 		cfg := density.DefaultConfig(method)
-		if o.Hidden != nil {
-			cfg.MLP.Hidden = o.Hidden
+		if o.Model != nil {
+			if err := o.Model(&cfg); err != nil {
+				return nil, err
+			}
+			if method != "dsm" {
+				cfg.DSMVariance = 0 // the dsm noise is dsm's alone
+			}
 		}
 		cfg, err := cfg.WithSettings(o.Set)
 		if err != nil {

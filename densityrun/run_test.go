@@ -43,7 +43,8 @@ func wine2(t *testing.T) string {
 
 // quick are options small enough for the test suite.
 func quick(data, out string, steps int) Options {
-	return Options{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"ed"}, Hidden: []int{16},
+	return Options{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"ed"},
+		Model: func(c *density.Config) error { c.MLP.Hidden = []int{16}; return nil },
 		Steps: steps, Batch: 32, CheckpointEvery: 10, Samples: 64, SampleSteps: 20,
 		AIS: sampling.AISConfig{Chains: 128, Temperatures: 300}}
 }

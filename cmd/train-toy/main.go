@@ -31,7 +31,6 @@ import (
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/settings"
 	"github.com/edlebm/edlebm/losses"
-	"github.com/edlebm/edlebm/nets"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/training"
 )
@@ -39,14 +38,18 @@ import (
 type options struct {
 	// stop ends the run after the step it receives in, saved
 	// (training.StopOn); nil: never.
-	stop                                            <-chan os.Signal
-	data, methods, out, backend, hidden, activation string
-	init, set                                       string
-	steps, batch, evalEvery, evalN, grid, samples   int
-	seed                                            int64
-	lr, ema, extent                                 float64
-	edT, edW, cdEps, cdReg, sampleEps, dsmT         float64
-	edM, cdSteps, sampleSteps                       int
+	stop                                          <-chan os.Signal
+	data, methods, out, backend, set              string
+	steps, batch, evalEvery, evalN, grid, samples int
+	seed                                          int64
+	extent                                        float64
+	cdEps, sampleEps                              float64
+	sampleSteps                                   int
+	// model applies the short flags of density's settings table (-ed-t,
+	// -hidden, -lr, …) that were given.
+	model func(*density.Config) error
+	// cdEpsGiven tells whether -cd-eps was given.
+	cdEpsGiven bool
 }
 
 // parseFlags parses args and checks every setting, naming the flag at
@@ -87,18 +90,8 @@ func parseOnly(args []string) (options, *flag.FlagSet, error) {
 	fs.IntVar(&o.steps, "steps", 50000, "training steps")
 	fs.IntVar(&o.batch, "batch", 128, "fresh data samples per step")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed (initialisation, data and noise)")
-	fs.Float64Var(&o.lr, "lr", def.LearningRate, "Adam learning rate")
-	fs.Float64Var(&o.ema, "ema", def.EMADecay, "decay of the parameter moving average used for evaluation")
-	fs.StringVar(&o.hidden, "hidden", "128,128,128,128", "hidden layer widths of the energy MLP")
-	fs.StringVar(&o.activation, "activation", def.MLP.Activation, "activation of the energy MLP")
-	fs.StringVar(&o.init, "init", nets.InitPyTorch, fmt.Sprintf("initialisation of the energy MLP's dense layers %v: PyTorch's nn.Linear default, as the authors' code, or Xavier-normal weights with zero biases", nets.MLPInits))
-	fs.Float64Var(&o.edT, "ed-t", def.ED.T, "ED: perturbation variance t")
-	fs.Float64Var(&o.dsmT, "dsm-t", losses.DefaultToyED.T, "denoising score matching: noise variance t")
-	fs.IntVar(&o.edM, "ed-m", def.ED.M, "ED: negative samples M per data point")
-	fs.Float64Var(&o.edW, "ed-w", def.ED.W, "ED: stabiliser w (0 disables it)")
-	fs.IntVar(&o.cdSteps, "cd-steps", def.CD.Langevin.Steps, "CD: Langevin steps from the data")
-	fs.Float64Var(&o.cdEps, "cd-eps", def.CD.Langevin.StepSize*def.CD.Langevin.StepSize, "CD: Langevin step ε (x += ε/2 ∇log p + √ε ξ)")
-	fs.Float64Var(&o.cdReg, "cd-reg", def.CD.Reg, "CD: weight α of the regulariser α·mean(E⁺² + E⁻²)")
+	o.model = density.DeclareFlags(fs, density.DefaultConfig("dsm")) // dsm's, to show -dsm-t's default
+	fs.Float64Var(&o.cdEps, "cd-eps", def.CD.Langevin.StepSize*def.CD.Langevin.StepSize, "CD: Langevin step ε (x += ε/2 ∇log p + √ε ξ; the setting toy_cd_step_size is √ε)")
 	fs.StringVar(&o.set, "set", "", "GoMLX context settings of each method's model, applied after the flags: \"toy_ed_t=0.5;learning_rate=3e-4\" or \"file:settings.txt\"; the settings: "+
 		strings.Join(density.SettingNames(), ", "))
 	fs.IntVar(&o.evalEvery, "eval-every", 1000, "steps between log-density MSE evaluations")
@@ -116,6 +109,7 @@ func parseOnly(args []string) (options, *flag.FlagSet, error) {
 	if fs.NArg() > 0 {
 		return o, fs, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	fs.Visit(func(f *flag.Flag) { o.cdEpsGiven = o.cdEpsGiven || f.Name == "cd-eps" })
 	return o, fs, nil
 }
 
@@ -171,12 +165,9 @@ func run(o options) error {
 	return nil
 }
 
-// configs builds one validated config per requested method.
+// configs builds one validated config per requested method: the
+// method's defaults, the short flags given, then -set.
 func (o options) configs() ([]density.Config, error) {
-	hidden, err := flagcheck.PositiveInts(o.hidden)
-	if err != nil {
-		return nil, fmt.Errorf("flag -hidden: %w", err)
-	}
 	var out []density.Config
 	for _, method := range strings.Split(o.methods, ",") {
 		method = strings.TrimSpace(method)
@@ -184,21 +175,21 @@ func (o options) configs() ([]density.Config, error) {
 			return nil, fmt.Errorf("method %s is for binary data, not the points of the plane: want one of %v", method, density.Methods)
 		}
 		cfg := density.DefaultConfig(method)
-		cfg.LearningRate, cfg.EMADecay = o.lr, o.ema
-		cfg.MLP.Hidden, cfg.MLP.Activation = hidden, o.activation
-		if o.init != nets.InitPyTorch { // "" is PyTorch's
-			cfg.MLP.Init = o.init
+		if err := o.model(&cfg); err != nil {
+			return nil, err
 		}
-		cfg.ED = losses.EDConfig{T: o.edT, M: o.edM, W: o.edW}
-		if cfg.Method == "dsm" {
-			cfg.DSMVariance = o.dsmT
+		if cfg.Method != "dsm" {
+			cfg.DSMVariance = 0 // -dsm-t is dsm's alone
 		}
-		cfg.CD = losses.CDConfig{Langevin: losses.LangevinConfig{StepSize: math.Sqrt(o.cdEps), Steps: o.cdSteps}, Reg: o.cdReg}
+		if o.cdEpsGiven {
+			cfg.CD.Langevin.StepSize = math.Sqrt(o.cdEps)
+		}
 		if err := cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("method %s: %w", cfg.Method, err)
 		}
 		method := cfg.Method
-		if cfg, err = cfg.WithSettings(o.set); err != nil {
+		cfg, err := cfg.WithSettings(o.set)
+		if err != nil {
 			return nil, fmt.Errorf("flag -set: method %s: %w", method, err)
 		}
 		if cfg.Method != method {

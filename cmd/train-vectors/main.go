@@ -44,14 +44,14 @@ func main() {
 // parseFlags turns the command line into densityrun.Options.
 func parseFlags(args []string) (densityrun.Options, error) {
 	var o densityrun.Options
-	var methods, hidden string
+	var methods string
 	fs := flag.NewFlagSet("train-vectors", flag.ContinueOnError)
 	fs.StringVar(&o.Data, "data", "", "the file of vectors: .csv, .csv.gz, .npy or .npz (optional when resuming)")
 	fs.StringVar(&o.Read.Label, "label-column", "", "a CSV file's label column, set aside: its header name, its number from 1, or last; for .npz, the label array")
 	fs.IntVar(&o.Read.SkipRows, "skip-rows", 0, "lines to skip at the start of a CSV file (before its header, if it has one)")
 	fs.StringVar(&o.Read.Array, "array", "", "the .npz array holding the vectors (default: its only array, or x, X or data)")
 	fs.StringVar(&methods, "methods", strings.Join(density.Methods, ","), "comma-separated methods: ed, sm, cd, dsm")
-	fs.StringVar(&hidden, "hidden", "128,128,128,128", "hidden layer widths of the energy MLP (its depth is their number)")
+	o.Model = density.DeclareFlags(fs, density.DefaultConfig("dsm")) // -hidden, -ed-t, -lr, …; dsm's defaults show -dsm-t's
 	fs.StringVar(&o.Set, "set", "", "GoMLX context settings of every method's model, applied after the flags (\"toy_ed_t=0.5;learning_rate=3e-4\"): "+strings.Join(density.SettingNames(), ", "))
 	fs.StringVar(&o.Out, "out", "", "run folder (default runs/vectors-NAME, NAME the file's base name)")
 	fs.StringVar(&o.Backend, "backend", "auto", backend.FlagUsage)
@@ -72,11 +72,7 @@ func parseFlags(args []string) (densityrun.Options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	widths, err := flagcheck.PositiveInts(hidden)
-	if err != nil {
-		return o, fmt.Errorf("flag -hidden: %w", err)
-	}
-	o.Hidden, o.Methods = widths, strings.Split(methods, ",")
+	o.Methods = strings.Split(methods, ",")
 	for i := range o.Methods {
 		o.Methods[i] = strings.TrimSpace(o.Methods[i])
 	}

@@ -4,6 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // Flags are the short command-line flags of the Params that name one
@@ -18,12 +21,13 @@ type Flags struct {
 
 type flagHolder struct {
 	key string
-	ptr any // *int, *int64, *float64, *string or *bool
+	ptr any // *int, *int64, *float64, *string, *bool or *[]int
 }
 
 // DeclareFlags declares on fs a flag for every param with a Flag, of the
 // field's type, its default the field's current value (what -h shows).
-// Only *int, *int64, *float64, *string and *bool fields can have flags.
+// Only *int, *int64, *float64, *string, *bool and *[]int fields (a
+// comma-separated list of positive numbers) can have flags.
 func DeclareFlags(fs *flag.FlagSet, params []Param) *Flags {
 	f := &Flags{fs: fs, holders: map[string]flagHolder{}}
 	for _, p := range params {
@@ -42,6 +46,16 @@ func DeclareFlags(fs *flag.FlagSet, params []Param) *Flags {
 			ptr = fs.String(p.Flag, *field, p.Usage)
 		case *bool:
 			ptr = fs.Bool(p.Flag, *field, p.Usage)
+		case *[]int:
+			list := slices.Clone(*field)
+			fs.Func(p.Flag, fmt.Sprintf("%s (comma-separated; default %s)", p.Usage, joinInts(*field)), func(text string) error {
+				values, err := parseInts(text)
+				if err == nil {
+					list = values
+				}
+				return err
+			})
+			ptr = &list
 		default:
 			panic(fmt.Sprintf("settings: flag -%s of %s: a %T field cannot have a flag", p.Flag, p.Key, p.Ptr))
 		}
@@ -72,4 +86,26 @@ func (f *Flags) Apply(params []Param) error {
 		reflect.ValueOf(p.Ptr).Elem().Set(reflect.ValueOf(h.ptr).Elem())
 	})
 	return err
+}
+
+// parseInts reads a comma-separated list of positive integers.
+func parseInts(text string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(text, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q: want comma-separated positive whole numbers, such as 128,128", text)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// joinInts writes a list as parseInts reads it.
+func joinInts(values []int) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = strconv.Itoa(v)
+	}
+	return strings.Join(parts, ",")
 }
