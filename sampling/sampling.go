@@ -116,29 +116,39 @@ func HMC(ctx *context.Context, energy losses.EnergyFn, x0 *Node, cfg HMCConfig) 
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
-	eps := cfg.StepSize
+	return HMCSteps(ctx, energy, x0, Scalar(x0.Graph(), x0.DType(), cfg.StepSize), cfg.LeapfrogSteps, cfg.Steps)
+}
+
+// HMCSteps is HMC with the step size a scalar node, so that one compiled
+// graph serves every step size (TuneHMC changes it between calls).
+func HMCSteps(ctx *context.Context, energy losses.EnergyFn, x0, stepSize *Node, leapfrogSteps, steps int) (x, acceptance *Node) {
+	if leapfrogSteps < 1 || steps < 0 {
+		panic(fmt.Errorf("HMC leapfrog steps = %d and steps = %d: must be ≥ 1 and ≥ 0", leapfrogSteps, steps))
+	}
+	eps := ConvertDType(stepSize, x0.DType())
+	half := DivScalar(eps, 2)
 	x = StopGradient(x0)
 	e, grad := losses.EnergyGradient(energy, x)
 	accepted := ZerosLike(e)
-	for range cfg.Steps {
+	for range steps {
 		p := ctx.RandomNormal(x.Graph(), x.Shape())
 		start := Add(e, MulScalar(perExampleSumSq(p), 0.5))
 		y, eY, gradY := x, e, grad
-		p = Sub(p, MulScalar(gradY, eps/2))
-		for l := range cfg.LeapfrogSteps {
-			y = StopGradient(Add(y, MulScalar(p, eps)))
+		p = Sub(p, Mul(gradY, half))
+		for l := range leapfrogSteps {
+			y = StopGradient(Add(y, Mul(p, eps)))
 			eY, gradY = losses.EnergyGradient(energy, y)
-			if l < cfg.LeapfrogSteps-1 {
-				p = Sub(p, MulScalar(gradY, eps))
+			if l < leapfrogSteps-1 {
+				p = Sub(p, Mul(gradY, eps))
 			}
 		}
-		p = Sub(p, MulScalar(gradY, eps/2))
+		p = Sub(p, Mul(gradY, half))
 		end := Add(eY, MulScalar(perExampleSumSq(p), 0.5))
 		accept := metropolis(ctx, Sub(start, end))
 		x, e, grad = pick(accept, y, x), pick(accept, eY, e), pick(accept, gradY, grad)
 		accepted = Add(accepted, ConvertDType(accept, e.DType()))
 	}
-	return StopGradient(x), acceptanceRate(accepted, cfg.Steps)
+	return StopGradient(x), acceptanceRate(accepted, steps)
 }
 
 // metropolis decides each chain's Metropolis–Hastings test: true where

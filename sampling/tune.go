@@ -48,16 +48,38 @@ func (c TuneConfig) Validate() error {
 // the chains that follow (MALA with it) are exact. ctx holds the energy's
 // variables and the random stream; the warm-up compiles one graph.
 func TuneMALA(b backends.Backend, ctx *context.Context, energy losses.EnergyFn, x0 *tensors.Tensor, cfg TuneConfig) (stepSize float64, x *tensors.Tensor, err error) {
+	return tune(b, ctx, x0, cfg, func(ctx *context.Context, x, step *Node) (*Node, *Node) {
+		return MALASteps(ctx, energy, x, step, 1)
+	})
+}
+
+// TuneHMC is TuneMALA for HMC transitions of leapfrogSteps leapfrog steps:
+// the warm-up adapts the leapfrog step size toward cfg.Target (0.651 is
+// optimal for HMC in high dimension, Beskos et al. 2013), then fixes it.
+func TuneHMC(b backends.Backend, ctx *context.Context, energy losses.EnergyFn, x0 *tensors.Tensor, leapfrogSteps int, cfg TuneConfig) (stepSize float64, x *tensors.Tensor, err error) {
+	if leapfrogSteps < 1 {
+		return 0, nil, fmt.Errorf("HMC leapfrog steps = %d: must be ≥ 1", leapfrogSteps)
+	}
+	return tune(b, ctx, x0, cfg, func(ctx *context.Context, x, step *Node) (*Node, *Node) {
+		return HMCSteps(ctx, energy, x, step, leapfrogSteps, 1)
+	})
+}
+
+// tune is the dual-averaging warm-up of TuneMALA and TuneHMC: one
+// transition of kernel per call of one compiled graph, the step size its
+// input.
+func tune(b backends.Backend, ctx *context.Context, x0 *tensors.Tensor, cfg TuneConfig, kernel func(ctx *context.Context, x, step *Node) (next, acceptance *Node)) (stepSize float64, x *tensors.Tensor, err error) {
 	if err := cfg.Validate(); err != nil {
 		return 0, nil, err
 	}
 	exec, err := context.NewExec(b, ctx, func(ctx *context.Context, x, logStep *Node) []*Node {
-		next, acceptance := MALASteps(ctx, energy, x, Exp(logStep), 1)
+		next, acceptance := kernel(ctx, x, Exp(logStep))
 		return []*Node{next, ConvertDType(ReduceAllMean(acceptance), dtypes.Float64)}
 	})
 	if err != nil {
 		return 0, nil, err
 	}
+	defer exec.Finalize()
 	const gamma, t0, kappa = 0.05, 10.0, 0.75
 	mu := math.Log(10 * cfg.InitialStepSize)
 	logStep, logAvg, hBar := math.Log(cfg.InitialStepSize), 0.0, 0.0
@@ -65,7 +87,7 @@ func TuneMALA(b backends.Backend, ctx *context.Context, energy losses.EnergyFn, 
 	for k := 1; k <= cfg.WarmupSteps; k++ {
 		out, err := exec.Exec(x, logStep)
 		if err != nil {
-			return 0, nil, fmt.Errorf("sampling: MALA warm-up step %d: %w", k, err)
+			return 0, nil, fmt.Errorf("sampling: warm-up step %d: %w", k, err)
 		}
 		if x != x0 {
 			x.FinalizeAll()

@@ -14,36 +14,62 @@ import (
 	"github.com/edlebm/edlebm/losses"
 )
 
-// TestTuneMALAReachesTheTargetAndScales: on N(0, σ²I₁₀), the tuned step
-// gives the target acceptance in the chains that follow, and it scales
-// with σ (the target is the same problem in other units).
-func TestTuneMALAReachesTheTargetAndScales(t *testing.T) {
-	const chains, dim, target = 500, 10, 0.574
-	var tuned []float64
-	for _, sigma := range []float64{1, 3} {
-		ctx := context.New()
-		if err := ctx.SetRNGStateFromSeed(5); err != nil {
-			t.Fatal(err)
+// TestTuningReachesTheTargetAndScales: on N(0, σ²I₁₀) for MALA, and for
+// HMC on an anharmonic target (on a Gaussian HMC's acceptance is not
+// monotone in the step: leapfrog resonates with the oscillator), the step
+// TuneMALA or TuneHMC settles on gives the target acceptance in the chains
+// that follow, and it scales with σ (the target is the same problem in
+// other units).
+func TestTuningReachesTheTargetAndScales(t *testing.T) {
+	const chains, dim, leapfrog = 500, 10, 5
+	for _, k := range []struct {
+		name   string
+		target float64
+		energy func(sigma float64) losses.EnergyFn
+		tune   func(ctx *context.Context, energy losses.EnergyFn, x0 *tensors.Tensor, cfg TuneConfig) (float64, *tensors.Tensor, error)
+		run    func(ctx *context.Context, energy losses.EnergyFn, x *Node, step float64) (*Node, *Node)
+	}{
+		{"MALA", 0.574, gaussian, func(ctx *context.Context, energy losses.EnergyFn, x0 *tensors.Tensor, cfg TuneConfig) (float64, *tensors.Tensor, error) {
+			return TuneMALA(testutil.Backend(), ctx, energy, x0, cfg)
+		}, func(ctx *context.Context, energy losses.EnergyFn, x *Node, step float64) (*Node, *Node) {
+			return MALA(ctx, energy, x, MALAConfig{StepSize: step, Steps: 10})
+		}},
+		{"HMC", 0.651, anharmonic, func(ctx *context.Context, energy losses.EnergyFn, x0 *tensors.Tensor, cfg TuneConfig) (float64, *tensors.Tensor, error) {
+			return TuneHMC(testutil.Backend(), ctx, energy, x0, leapfrog, cfg)
+		}, func(ctx *context.Context, energy losses.EnergyFn, x *Node, step float64) (*Node, *Node) {
+			return HMC(ctx, energy, x, HMCConfig{StepSize: step, LeapfrogSteps: leapfrog, Steps: 10})
+		}},
+	} {
+		var tuned []float64
+		for _, sigma := range []float64{1, 3} {
+			ctx := context.New()
+			if err := ctx.SetRNGStateFromSeed(5); err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(8, 9))
+			x0 := tensors.FromFlatDataAndDimensions(normals(rng, chains*dim, sigma), chains, dim)
+			step, x, err := k.tune(ctx, k.energy(sigma), x0, TuneConfig{Target: k.target, InitialStepSize: 0.05, WarmupSteps: 400})
+			if err != nil {
+				t.Fatal(err)
+			}
+			exec := context.MustNewExec(testutil.Backend(), ctx, func(ctx *context.Context, x *Node) *Node {
+				_, a := k.run(ctx, k.energy(sigma), x, step)
+				return ReduceAllMean(a)
+			})
+			acceptance := tensors.ToScalar[float64](exec.MustExec(x)[0])
+			t.Logf("%s, σ = %g: tuned step %.4f, acceptance after warm-up %.3f", k.name, sigma, step, acceptance)
+			if math.Abs(acceptance-k.target) > 0.06 {
+				t.Errorf("%s, σ = %g: acceptance %.3f with the tuned step %.4f, want %.3f ± 0.06", k.name, sigma, acceptance, step, k.target)
+			}
+			tuned = append(tuned, step)
 		}
-		rng := rand.New(rand.NewPCG(8, 9))
-		x0 := tensors.FromFlatDataAndDimensions(normals(rng, chains*dim, sigma), chains, dim)
-		step, x, err := TuneMALA(testutil.Backend(), ctx, gaussian(sigma), x0, TuneConfig{Target: target, InitialStepSize: 0.05, WarmupSteps: 150})
-		if err != nil {
-			t.Fatal(err)
+		if ratio := tuned[1] / tuned[0]; math.Abs(ratio-3) > 0.6 {
+			t.Errorf("%s: tuned steps %.4f (σ = 1) and %.4f (σ = 3): ratio %.2f, want about 3", k.name, tuned[0], tuned[1], ratio)
 		}
-		exec := context.MustNewExec(testutil.Backend(), ctx, func(ctx *context.Context, x *Node) *Node {
-			_, a := MALA(ctx, gaussian(sigma), x, MALAConfig{StepSize: step, Steps: 10})
-			return ReduceAllMean(a)
-		})
-		acceptance := tensors.ToScalar[float64](exec.MustExec(x)[0])
-		t.Logf("σ = %g: tuned step %.4f, acceptance after warm-up %.3f", sigma, step, acceptance)
-		if math.Abs(acceptance-target) > 0.06 {
-			t.Errorf("σ = %g: acceptance %.3f with the tuned step %.4f, want %.3f ± 0.06", sigma, acceptance, step, target)
-		}
-		tuned = append(tuned, step)
 	}
-	if ratio := tuned[1] / tuned[0]; math.Abs(ratio-3) > 0.6 {
-		t.Errorf("tuned steps %.4f (σ = 1) and %.4f (σ = 3): ratio %.2f, want about 3", tuned[0], tuned[1], ratio)
+	if _, _, err := TuneHMC(testutil.Backend(), context.New(), gaussian(1), tensors.FromFlatDataAndDimensions([]float64{0}, 1, 1), 0,
+		TuneConfig{Target: 0.6, InitialStepSize: 0.1, WarmupSteps: 1}); err == nil {
+		t.Error("TuneHMC with 0 leapfrog steps: no error")
 	}
 }
 
@@ -89,5 +115,15 @@ func TestRunMALAEqualsOneGraph(t *testing.T) {
 	x := tensors.FromFlatDataAndDimensions(x0, n, dim)
 	if got, a, err := RunMALA(testutil.Backend(), context.New(), gaussian(1), x, MALAConfig{StepSize: 0.8}); err != nil || got != x || a != 0 {
 		t.Errorf("0 steps: %v, %v, %v", got == x, a, err)
+	}
+}
+
+// anharmonic is E(x) = Σ_j u_j²/2 + u_j⁴/4, u = x/σ: a log-concave target
+// whose oscillation frequency changes with amplitude, so that leapfrog
+// does not resonate with it as with a Gaussian.
+func anharmonic(sigma float64) losses.EnergyFn {
+	return func(x *Node) *Node {
+		u2 := Square(DivScalar(x, sigma))
+		return ReduceSum(Add(MulScalar(u2, 0.5), MulScalar(Square(u2), 0.25)), -1)
 	}
 }
