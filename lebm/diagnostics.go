@@ -8,11 +8,13 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/sampling"
 )
 
-// PriorChainEnergies runs chains independent prior Langevin chains of
-// steps steps (step size as Config.GenerationLangevin) from N(0, I) and
-// returns the full prior energy U(z) of every chain before each step,
+// PriorChainEnergies runs chains independent prior chains of steps steps
+// — the generation chains' kernel (Config.GenerationSampler: Langevin or
+// MALA) with their step size (Config.GenerationLangevin) — from N(0, I)
+// and returns the full prior energy U(z) of every chain before each step,
 // shaped [chain][step] — the raw material of MCMC diagnostics (energy
 // profiles, Gelman–Rubin R̂, autocorrelation). The chains advance chunk
 // steps per compiled call, so long runs need neither a huge unrolled graph
@@ -34,7 +36,16 @@ func (m *Model) PriorChainEnergies(chains, steps, chunk int) (energies [][]float
 	advance, err := context.NewExec(m.backend, m.ctx, func(ctx *context.Context, z *Node) (*Node, *Node) {
 		prior := func(z *Node) *Node { return PriorEnergy(ctx, m.cfg, z) }
 		var trace []*Node
-		next := losses.LangevinTrace(ctx, prior, z, langevin, func(_ int, e *Node) { trace = append(trace, e) })
+		next := z
+		if m.cfg.GenerationSampler == SamplerMALA {
+			step := Scalar(z.Graph(), z.DType(), langevin.StepSize)
+			for range chunk {
+				trace = append(trace, prior(next))
+				next, _ = sampling.MALASteps(ctx, prior, next, step, 1)
+			}
+		} else {
+			next = losses.LangevinTrace(ctx, prior, z, langevin, func(_ int, e *Node) { trace = append(trace, e) })
+		}
 		return StopGradient(next), ConvertDType(Stack(trace, 0), m.cfg.dtype()) // [chunk, chains]
 	})
 	if err != nil {

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edlebm/edlebm/internal/testutil"
-
+	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/internal/scopes"
+	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/sampling"
 )
 
 // zeroPriorModel is a model of cfg whose prior network is zeroed: f ≡ 0
@@ -140,5 +142,49 @@ func TestDecodeMatchesANaiveGenerator(t *testing.T) {
 	testutil.AssertAllClose(t, "G(z)", got, want, 1e-12)
 	if _, err := m.Decode(tensors.FromFlatDataAndDimensions([]float64{1, 2, 3}, 1, 3)); err == nil {
 		t.Error("latents of the wrong size: no error")
+	}
+}
+
+// TestPriorChainEnergiesOfMALAChains: with GenerationSampler "mala" the
+// diagnostic chains are MALA chains: their energies are U along
+// sampling.MALA run one step at a time from the same draws (here in one
+// graph, the chunks of 2 then joined).
+func TestPriorChainEnergiesOfMALAChains(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.GenerationSampler = SamplerMALA
+	cfg.GenerationLangevin.StepSize = 1.2
+	m := newModel(t, cfg)
+	const chains, steps = 5, 4
+	if err := m.Seed(3); err != nil {
+		t.Fatal(err)
+	}
+	energies, err := m.PriorChainEnergies(chains, steps, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Seed(3); err != nil {
+		t.Fatal(err)
+	}
+	want := runGraph(t, m.Context(), func(ctx *context.Context, g *Graph) []*Node {
+		prior := func(z *Node) *Node { return PriorEnergy(ctx, cfg, z) }
+		z := BaseSample(ctx, cfg, g, chains)
+		var out []*Node
+		for range steps {
+			out = append(out, prior(z))
+			z, _ = sampling.MALA(ctx, prior, z, sampling.MALAConfig{StepSize: 1.2, Steps: 1})
+		}
+		return out
+	})
+	moved := false
+	for c := range chains {
+		for k := range steps {
+			if math.Abs(energies[c][k]-want[k][c]) > 1e-9*(1+math.Abs(want[k][c])) {
+				t.Fatalf("chain %d, step %d: energy %v, MALA's %v", c, k, energies[c][k], want[k][c])
+			}
+			moved = moved || k > 0 && energies[c][k] != energies[c][k-1]
+		}
+	}
+	if !moved {
+		t.Error("no chain moved")
 	}
 }
