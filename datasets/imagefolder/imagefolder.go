@@ -38,8 +38,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/datasets/imagefile"
@@ -304,12 +307,26 @@ func (s *Split) list(dir string) (listing, error) {
 	return l, nil
 }
 
-// checkHeaders reads the header of every image at paths, refusing a file
-// that is not a PNG or JPEG, or is too large or too small for the decoder.
+// checkHeaders reads the header of every image at paths, on as many
+// goroutines as there are CPUs (a large folder on a disk is mostly
+// waiting), refusing a file that is not a PNG or JPEG, or is too large or
+// too small for the decoder: the error of the first such file in path
+// order.
 func (s *Split) checkHeaders(paths []string) error {
-	d := imagefile.NewDecoder(s.Size, s.Channels)
-	for _, p := range paths {
-		if err := s.checkHeader(d, p); err != nil {
+	errs := make([]error, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Go(func() {
+			d := imagefile.NewDecoder(s.Size, s.Channels)
+			for i := int(next.Add(1) - 1); i < len(paths); i = int(next.Add(1) - 1) {
+				errs[i] = s.checkHeader(d, paths[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}
