@@ -25,6 +25,7 @@ def rows(record):
 
 
 for run in sys.argv[1:]:
+    run = run.rstrip("/")
     with open(f"{run}/data.json") as f:
         record = json.load(f)
     x = rows(record)

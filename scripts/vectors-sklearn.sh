@@ -38,5 +38,5 @@ done | sort | awk -F, '
     if (!(key in lo) || $3 < lo[key]) lo[key] = $3
     if (!(key in hi) || $3 > hi[key]) hi[key] = $3 }
   END { for (k in n) printf "%s,%d,%.3f,%.3f,%.3f\n", k, n[k], s[k] / n[k], lo[k], hi[k] }' | sort
-echo "data,run,gaussian_test_loglik"
-/usr/bin/python3 scripts/vectors-gaussian.py "$out"/*-s[0-9]*
+echo "run,method,test_loglik"
+/usr/bin/python3 scripts/vectors-gaussian.py "$out"/*-s[0-9]/
