@@ -93,7 +93,7 @@ func openSplit(o Options, folder training.Folder) (split *imagefolder.Split, isN
 		return nil, false, fmt.Errorf("flag -data-dir: required for -data %s: the folder of your PNG and JPEG images", o.Config.Data)
 	}
 	h, _, c := o.Config.Generator.OutputShape()
-	split, err = imagefolder.New(o.DataDir, imagefolder.Options{Size: h, Channels: c, TestFraction: o.TestFraction, Seed: uint64(o.Config.Seed)})
+	split, err = imagefolder.New(o.DataDir, imagefolder.Options{Size: h, Channels: c, TestFraction: o.TestFraction, Seed: uint64(o.Config.Seed), Enlarge: o.Enlarge})
 	if err != nil {
 		return nil, false, fmt.Errorf("flag -data-dir: %w", err)
 	}

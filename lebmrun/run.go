@@ -66,6 +66,9 @@ type Options struct {
 	// testing when it has no train/ and test/ subfolders (0:
 	// imagefolder.DefaultTestFraction); the split is recorded in the run.
 	TestFraction float64
+	// Enlarge accepts a folder's images smaller than the generator's,
+	// enlarging them; without it they are an error (recorded in the run).
+	Enlarge bool
 	// StreamAbove is the size in bytes of a folder's training images (as
 	// float32) above which they are decoded batch by batch as the run
 	// needs them instead of held in memory (0: DefaultStreamAbove).

@@ -60,6 +60,9 @@ type ScoreOptions struct {
 	// Seed seeds the posterior chains (0: 1), so that a file's score does
 	// not depend on what ran before.
 	Seed int64
+	// Enlarge accepts images smaller than the run's, enlarging them; a run
+	// trained on a folder with Options.Enlarge always does.
+	Enlarge bool
 	// Show is the number of images in each picture (0: 16).
 	Show int
 	// Resamples is the number of bootstrap resamples of the AUPRC's
@@ -139,7 +142,10 @@ func Score(o ScoreOptions) (*ScoreReport, []ScoredImage, error) {
 		return nil, nil, fmt.Errorf("flag -run: %w", err)
 	}
 	h, _, c := model.Config().Generator.OutputShape()
-	set, err := imagefolder.List(o.Images, h, c)
+	if split, err := imagefolder.Read(training.Folder{Dir: o.Run}.DataSplit(), ""); err == nil && split.Enlarge {
+		o.Enlarge = true
+	}
+	set, err := imagefolder.List(o.Images, imagefolder.Options{Size: h, Channels: c, Enlarge: o.Enlarge})
 	if err != nil {
 		return nil, nil, fmt.Errorf("flag -images: %w", err)
 	}

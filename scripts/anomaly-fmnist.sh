@@ -18,6 +18,12 @@
 #
 #   scripts/anomaly-fmnist.sh [OUT]   (default runs/anomaly-fmnist)
 #
+# Another data set: DATA_FLAGS, train-lebm's flags naming it (default:
+# Fashion-MNIST from Debian's package), e.g. DATA_FLAGS="-data
+# folder:/tmp/digits -image-size 28 -channels 1 -enlarge" for a folder of
+# images in class folders (docs/own-data.md's digits), and TITLE its name
+# in the comparison's title.
+#
 # Settings (environment): CLASSES, METHODS, TRAIN_SIZE (0: all), BATCH,
 # EPOCHS, KEEP (snapshots averaged), SCORE_N (test images scored per
 # snapshot), JOBS, BACKEND (default go, as the recorded short runs; auto
@@ -45,14 +51,15 @@ fi
 go build -o "$out/bin/" ./cmd/compare-evals
 
 job() { # class method
-  local run="$out/$1-$2" method_flags=(-method "$2") kept=${DOCS:-}
+  local run="$out/$1-$2" method_flags=(-method "$2") kept=${DOCS:-} data_flags
+  read -r -a data_flags <<<"${DATA_FLAGS:-}"
   if [[ $2 == cd && -n $cd_preset ]]; then method_flags=(-preset "$cd_preset"); fi
   if [[ -n $kept && -f $kept/$1-$2/summary.json ]]; then
     echo "$(date -u +%H:%M:%S) done before: class $1, $2 (in $kept)"
     return
   fi
   if [ ! -f "$run/eval/summary.json" ]; then
-    "$out/bin/train-lebm" -backend "$backend" "${method_flags[@]}" -anomaly-holdout "$1" -train-size "$train_size" -batch "$batch" \
+    "$out/bin/train-lebm" -backend "$backend" "${data_flags[@]}" "${method_flags[@]}" -anomaly-holdout "$1" -train-size "$train_size" -batch "$batch" \
       -epochs "$epochs" -keep-epochs "$keep" -recon 16 -grid 64 -out "$run" >"$run.train.log" 2>&1
     "$out/bin/eval-lebm" -backend "$backend" -run "$run" -anomaly-holdout "$1" -anomaly-n "$score_n" -anomaly-checkpoints "$keep" \
       -batch "$batch" -recon-n "$batch" -chains 2 -chain-steps 100 -max-lag 10 -interp-rows 1 -interp-steps 2 \
@@ -66,7 +73,7 @@ job() { # class method
   echo "$(date -u +%H:%M:%S) done: class $1, $2"
 }
 export -f job
-export out train_size batch epochs keep score_n backend cd_preset DOCS
+export out train_size batch epochs keep score_n backend cd_preset DOCS DATA_FLAGS
 
 if [[ ${COMPARE_ONLY:-0} != 1 ]]; then
   # shellcheck disable=SC2016 # $0 and $1 expand in the child bash
@@ -84,4 +91,4 @@ for k in $classes; do
   done
 done
 "$out/bin/compare-evals" -out "${DOCS:-$out/comparison}" \
-  -title "Fashion-MNIST anomaly AUPRC (${epochs} epochs of ${train_size/#0/all} images per run)" "${reports[@]}"
+  -title "${TITLE:-Fashion-MNIST} anomaly AUPRC (${epochs} epochs of ${train_size/#0/all} images per run)" "${reports[@]}"

@@ -161,7 +161,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	// and its held-out class.
 	opts := options{runDir: runDir, backend: testutil.BackendName(), reconN: 64, batch: 32,
 		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: -1, anomalyN: 64, interpRows: 2, interpSteps: 4,
-		anomalyCkpts: 2, classifierDir: classifierRun(t, []int{16, 8}), fidSamples: 40, eachEpoch: true, bootstrap: 400, genSampler: lebm.SamplerMALA}
+		anomalyCkpts: 2, classifierDir: classifierRun(t, []int{16, 8}), fidSamples: 40, eachEpoch: true, bootstrap: 400}
 	if err := run(opts); err != nil {
 		t.Fatal(err)
 	}
@@ -169,10 +169,10 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// lebm's tests check MALA's chains against package sampling's; here,
-	// that -gen-sampler reaches them and the report.
-	if s.GenerationSampler != lebm.SamplerMALA || !(s.GenerationAcceptance > 0 && s.GenerationAcceptance <= 1) {
-		t.Errorf("summary generation by %q with acceptance %v, want mala's, in (0, 1]", s.GenerationSampler, s.GenerationAcceptance)
+	// The checkpoint's sampler, Langevin, which rejects nothing (lebm's
+	// tests check MALA's chains and acceptance against package sampling's).
+	if s.GenerationSampler != lebm.SamplerLangevin || s.GenerationAcceptance != 1 {
+		t.Errorf("summary generation by %q with acceptance %v, want langevin's 1", s.GenerationSampler, s.GenerationAcceptance)
 	}
 	if s.Data != "fashion-mnist" || s.Method != lebm.MethodED || s.AnomalyHeldOut != 1 {
 		t.Errorf("summary names data %q, method %q and held-out class %d; want the checkpoint's fashion-mnist, ed and 1", s.Data, s.Method, s.AnomalyHeldOut)

@@ -32,6 +32,7 @@ func main() {
 	flag.StringVar(&o.Backend, "backend", "auto", backend.FlagUsage)
 	flag.IntVar(&o.Batch, "batch", 64, "images scored at a time")
 	flag.Int64Var(&o.Seed, "seed", 1, "seed of the posterior chains")
+	flag.BoolVar(&o.Enlarge, "enlarge", false, "accept images smaller than the run's, enlarging them (a run trained with -enlarge always does)")
 	flag.IntVar(&o.Show, "show", 16, "images in each picture of the least and the most typical")
 	flag.Parse()
 	if flag.NArg() > 0 {

@@ -34,6 +34,7 @@ type options struct {
 	testFraction        float64
 	// streamAboveMiB is lebmrun.Options.StreamAbove in MiB.
 	streamAboveMiB float64
+	enlarge        bool
 	runSize
 	// paper asks for the paper's full run on any backend; sized tells
 	// whether -epochs, -batch or -train-size was given. Without either, a
@@ -132,6 +133,7 @@ func declareFlags(o *options) (*flag.FlagSet, modelSettings) {
 	fs.StringVar(&o.data, "data", "fashion-mnist", fmt.Sprintf("data set: %v, or %q for a folder of your own PNG and JPEG images (-data-dir, or -data %s:PATH)", byname.Names, lebm.FolderData, lebm.FolderData))
 	fs.IntVar(&o.imageSize, "image-size", 32, fmt.Sprintf("-data %s: the side of the square images, %v: each image is resized so that its shorter side is this, and centre-cropped; the paper's generator of that size", lebm.FolderData, imagefolder.Sizes))
 	fs.Float64Var(&o.streamAboveMiB, "stream-above-mib", lebmrun.DefaultStreamAbove>>20, fmt.Sprintf("-data %s: decode the training images batch by batch as they are needed, not all before training, when they would take more than this many MiB in memory", lebm.FolderData))
+	fs.BoolVar(&o.enlarge, "enlarge", false, fmt.Sprintf("-data %s: accept images smaller than -image-size, enlarging them (bilinear); without it they are an error", lebm.FolderData))
 	fs.IntVar(&o.channels, "channels", 3, fmt.Sprintf("-data %s: 3 (colour) or 1 (grey)", lebm.FolderData))
 	fs.Float64Var(&o.testFraction, "test-fraction", imagefolder.DefaultTestFraction, fmt.Sprintf("-data %s: the fraction of the images held out for testing, chosen by -seed, when the folder has no %s/ and %s/ subfolders (the split is recorded in OUT/%s)", lebm.FolderData, imagefolder.TrainDir, imagefolder.TestDir, training.DataSplitFile))
 	fs.StringVar(&o.dataDir, "data-dir", "", "the data set's files: IDX folder (mnist, fashion-mnist; default Debian's "+mnist.DefaultFashionDir+
@@ -234,7 +236,7 @@ func (o *options) checkFolderFlags(set map[string]bool) error {
 	if !slices.Contains(byname.Names, o.data) {
 		return fmt.Errorf("flag -data %s: no loader for it; the data sets this command reads are %v, and %s:PATH for a folder of your own images", o.data, byname.Names, lebm.FolderData)
 	}
-	for _, name := range []string{"image-size", "channels", "test-fraction", "stream-above-mib"} {
+	for _, name := range []string{"image-size", "channels", "test-fraction", "stream-above-mib", "enlarge"} {
 		if set[name] {
 			return fmt.Errorf("flag -%s: only for -data %s; %s has its own images", name, lebm.FolderData, o.data)
 		}

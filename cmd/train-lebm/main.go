@@ -52,7 +52,7 @@ func run(o options, stop <-chan os.Signal) error {
 		}
 	}
 	return lebmrun.Train(lebmrun.Options{
-		Config: o.cfg, DataDir: o.dataDir, TestFraction: o.testFraction, StreamAbove: int64(o.streamAboveMiB * (1 << 20)), Download: o.download, Out: o.out, Backend: o.backend,
+		Config: o.cfg, DataDir: o.dataDir, TestFraction: o.testFraction, Enlarge: o.enlarge, StreamAbove: int64(o.streamAboveMiB * (1 << 20)), Download: o.download, Out: o.out, Backend: o.backend,
 		Epochs: o.epochs, Batch: o.batch, TrainSize: o.trainSize, Grid: o.gridN, Recon: o.reconN,
 		KeepEpochs: o.keepEpochs, CheckpointEvery: o.checkpointEvery, PicturesEvery: o.picturesEvery,
 		StopAfter: o.stopAfter, Devices: o.devices, Stop: stop, AfterWrite: o.afterWrite,

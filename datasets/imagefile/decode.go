@@ -148,7 +148,7 @@ func (d *Decoder) Check(w, h int) error {
 		return d.Accept(w, h)
 	}
 	if min(w, h) < d.Size {
-		return fmt.Errorf("image is %d×%d pixels, smaller than the %d×%d images asked for (enlarge it, or choose a smaller image size)", w, h, d.Size, d.Size)
+		return fmt.Errorf("image is %d×%d pixels, smaller than the %d×%d images asked for (enlarge it, allow enlarging, or choose a smaller image size)", w, h, d.Size, d.Size)
 	}
 	return nil
 }

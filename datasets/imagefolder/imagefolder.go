@@ -71,6 +71,9 @@ type Options struct {
 	// chooses them.
 	TestFraction float64
 	Seed         uint64
+	// Enlarge accepts images smaller than Size, enlarging them (bilinear,
+	// as Pillow); without it such an image is an error.
+	Enlarge bool
 }
 
 // Split is which images of a folder a run trains on and which it holds
@@ -80,6 +83,8 @@ type Split struct {
 	// with forward slashes.
 	Root           string `json:"root"`
 	Size, Channels int    `json:"-"`
+	// Enlarge is Options.Enlarge.
+	Enlarge bool `json:"enlarge,omitempty"`
 	// Classes are the class names, numbered by their index; nil when the
 	// images are unlabelled.
 	Classes []string `json:"classes,omitempty"`
@@ -141,7 +146,7 @@ func New(root string, opts Options) (*Split, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("imagefolder: %s is a file, want a folder of images", root)
 	}
-	s := &Split{Root: root, Size: o.Size, Channels: o.Channels}
+	s := &Split{Root: root, Size: o.Size, Channels: o.Channels, Enlarge: o.Enlarge}
 	if isDir(filepath.Join(root, TrainDir)) && isDir(filepath.Join(root, TestDir)) {
 		err = s.scanGivenSplit()
 	} else {
@@ -158,13 +163,14 @@ func New(root string, opts Options) (*Split, error) {
 
 // List returns every image below root as one set named "all", in path
 // order, labelled by class folder when the images are in class folders,
-// as New reads a folder without splitting it: for scoring new images with
-// a trained model. Like New, it checks every file's header.
-func List(root string, size, channels int) (*Set, error) {
-	if _, err := (Options{Size: size, Channels: channels}).check(); err != nil {
+// as New reads a folder without splitting it (o's TestFraction and Seed
+// unused): for scoring new images with a trained model. Like New, it
+// checks every file's header.
+func List(root string, o Options) (*Set, error) {
+	if _, err := o.check(); err != nil {
 		return nil, fmt.Errorf("imagefolder %s: %w", root, err)
 	}
-	s := &Split{Root: root, Size: size, Channels: channels}
+	s := &Split{Root: root, Size: o.Size, Channels: o.Channels, Enlarge: o.Enlarge}
 	l, err := s.list(".")
 	if err != nil {
 		return nil, err
@@ -318,7 +324,7 @@ func (s *Split) checkHeaders(paths []string) error {
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(paths)) {
 		wg.Go(func() {
-			d := imagefile.NewDecoder(s.Size, s.Channels)
+			d := s.newDecoder()
 			for i := int(next.Add(1) - 1); i < len(paths); i = int(next.Add(1) - 1) {
 				errs[i] = s.checkHeader(d, paths[i])
 			}
@@ -331,6 +337,16 @@ func (s *Split) checkHeaders(paths []string) error {
 		}
 	}
 	return nil
+}
+
+// newDecoder returns a decoder of the split's images, accepting images
+// smaller than Size when Enlarge says so.
+func (s *Split) newDecoder() *imagefile.Decoder {
+	d := imagefile.NewDecoder(s.Size, s.Channels)
+	if s.Enlarge {
+		d.Accept = func(w, h int) error { return nil }
+	}
+	return d
 }
 
 func (s *Split) checkHeader(d *imagefile.Decoder, rel string) error {
@@ -475,7 +491,7 @@ func (t *Set) Path(i int) string {
 // NewReader decodes image i with a decoder of its own, naming the file in
 // its errors.
 func (t *Set) NewReader() func(i int, dst []float32) error {
-	d := imagefile.NewDecoder(t.split.Size, t.split.Channels)
+	d := t.split.newDecoder()
 	return func(i int, dst []float32) error {
 		name := t.Path(i)
 		f, err := os.Open(name)

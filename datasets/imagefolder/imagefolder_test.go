@@ -374,7 +374,7 @@ func TestList(t *testing.T) {
 	for _, rel := range []string{"normal/a.png", "normal/b.png", "odd/c.png", "notes.txt"} {
 		writeFile(t, root, rel, flat(t, 33, 40, 200))
 	}
-	set, err := List(root, 32, 3)
+	set, err := List(root, Options{Size: 32, Channels: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,10 +383,50 @@ func TestList(t *testing.T) {
 		t.Errorf("List: %d images, classes %v, labels %v, third %q, skipped %v", set.Len(), set.Classes(), set.Labels(), set.RelPath(2), set.Skipped())
 	}
 	writeFile(t, root, "odd/d.png", []byte("text"))
-	if _, err := List(root, 32, 3); err == nil || !strings.Contains(err.Error(), filepath.Join(root, "odd", "d.png")) {
+	if _, err := List(root, Options{Size: 32, Channels: 3}); err == nil || !strings.Contains(err.Error(), filepath.Join(root, "odd", "d.png")) {
 		t.Errorf("a text file named .png: error %v", err)
 	}
-	if _, err := List(root, 30, 3); err == nil || !strings.Contains(err.Error(), "image size 30") {
+	if _, err := List(root, Options{Size: 30, Channels: 3}); err == nil || !strings.Contains(err.Error(), "image size 30") {
 		t.Errorf("size 30: error %v", err)
+	}
+}
+
+// TestEnlarge: with Enlarge, images smaller than the size are accepted and
+// enlarged (a flat image stays flat), and the split records it; without,
+// they are refused.
+func TestEnlarge(t *testing.T) {
+	root := t.TempDir()
+	for i := range 4 {
+		writeFile(t, root, fmt.Sprintf("d%d/%d.png", i%2, i), flat(t, 8, 8, uint8(40*i)))
+	}
+	if _, err := New(root, Options{Size: 28, Channels: 1, Seed: 1, TestFraction: 0.5}); err == nil || !strings.Contains(err.Error(), "smaller than the 28×28") {
+		t.Fatalf("8×8 images for 28×28 without Enlarge: error %v", err)
+	}
+	s, err := New(root, Options{Size: 28, Channels: 1, Seed: 1, TestFraction: 0.5, Enlarge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, _ := s.Set("train")
+	im, err := datasets.LoadSource(train, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range im.N {
+		p := train.RelPath(i)
+		var level int
+		fmt.Sscanf(filepath.Base(p), "%d.png", &level)
+		want := float32(float64(40*level)/255*2 - 1)
+		for _, v := range im.Image(i) {
+			if v != want {
+				t.Fatalf("%s enlarged: pixel %v, want %v everywhere", p, v, want)
+			}
+		}
+	}
+	record := filepath.Join(t.TempDir(), "split.json")
+	if err := s.Write(record); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := Read(record, ""); err != nil || !back.Enlarge {
+		t.Errorf("the record read back: Enlarge %v, %v", back != nil && back.Enlarge, err)
 	}
 }
