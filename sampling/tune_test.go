@@ -32,12 +32,12 @@ func TestTuningReachesTheTargetAndScales(t *testing.T) {
 		{"MALA", 0.574, gaussian, func(ctx *context.Context, energy losses.EnergyFn, x0 *tensors.Tensor, cfg TuneConfig) (float64, *tensors.Tensor, error) {
 			return TuneMALA(testutil.Backend(), ctx, energy, x0, cfg)
 		}, func(ctx *context.Context, energy losses.EnergyFn, x *Node, step float64) (*Node, *Node) {
-			return MALA(ctx, energy, x, MALAConfig{StepSize: step, Steps: 10})
+			return MALA(ctx, energy, x, MALAConfig{StepSize: step, Steps: 4})
 		}},
 		{"HMC", 0.651, anharmonic, func(ctx *context.Context, energy losses.EnergyFn, x0 *tensors.Tensor, cfg TuneConfig) (float64, *tensors.Tensor, error) {
 			return TuneHMC(testutil.Backend(), ctx, energy, x0, leapfrog, cfg)
 		}, func(ctx *context.Context, energy losses.EnergyFn, x *Node, step float64) (*Node, *Node) {
-			return HMC(ctx, energy, x, HMCConfig{StepSize: step, LeapfrogSteps: leapfrog, Steps: 10})
+			return HMC(ctx, energy, x, HMCConfig{StepSize: step, LeapfrogSteps: leapfrog, Steps: 4})
 		}},
 	} {
 		var tuned []float64
