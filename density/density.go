@@ -213,6 +213,9 @@ func DeclareFlags(fs *flag.FlagSet, defaults Config) func(*Config) error {
 		if c.MLP.Init == nets.InitPyTorch {
 			c.MLP.Init = "" // the same initialisation, named as a model that never set it
 		}
+		if c.Method != "dsm" {
+			c.DSMVariance = 0 // -dsm-t is dsm's alone
+		}
 		return nil
 	}
 }

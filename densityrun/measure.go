@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -84,7 +86,7 @@ func measure(b backends.Backend, model *density.Model, cfg density.Config, data 
 		logLik[i] = -e - r.LogZ + logJ
 	}
 	test, train := logLik[:data.test.N], logLik[data.test.N:]
-	r.TestLogLikelihood, r.TrainLogLikelihood = mean(test), mean(train)
+	r.TestLogLikelihood, r.TrainLogLikelihood = stat.Mean(test, nil), stat.Mean(train, nil)
 	if r.TestInterval, err = eval.MeanInterval(test, 1000, uint64(o.Seed)); err != nil {
 		return r, nil, err
 	}
@@ -116,14 +118,6 @@ func drawSamples(b backends.Backend, model *density.Model, cfg density.Config, d
 	defer final.FinalizeAll()
 	r.SampleStepSize, r.SampleAcceptance = step, acceptance
 	return tensors.MustCopyFlatData[float32](final), nil
-}
-
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x / float64(len(v))
-	}
-	return s
 }
 
 // writeOutputs writes a method's results, its samples in the input's

@@ -114,9 +114,6 @@ func (o Options) configs() ([]density.Config, error) {
 			if err := o.Model(&cfg); err != nil {
 				return nil, err
 			}
-			if method != "dsm" {
-				cfg.DSMVariance = 0 // the dsm noise is dsm's alone
-			}
 		}
 		cfg, err := cfg.WithSettings(o.Set)
 		if err != nil {

@@ -276,9 +276,11 @@ func parseAnomaly(s string) (bool, error) {
 	return v, nil
 }
 
-// scoreImages scores the images in batches of batch, the last padded with
-// copies of the last image so that one compiled graph serves every batch,
-// showing progress with its rate and time to go.
+// scoreImages scores the images in batches of batch, showing progress
+// with its rate and time to go. The last batch is filled up with whatever
+// the buffer holds, so that one compiled graph serves every batch: each
+// image's posterior chain is its own, so the extra rows, whose scores are
+// dropped, change nothing.
 func scoreImages(model *lebm.Model, images *datasets.Images, batch int) ([]float64, error) {
 	size := images.ImageSize()
 	scores := make([]float64, 0, images.N)
@@ -287,9 +289,6 @@ func scoreImages(model *lebm.Model, images *datasets.Images, batch int) ([]float
 	for first := 0; first < images.N; first += batch {
 		n := min(batch, images.N-first)
 		copy(pixels, images.Pixels[first*size:(first+n)*size])
-		for i := n; i < batch; i++ {
-			copy(pixels[i*size:(i+1)*size], images.Image(images.N-1))
-		}
 		x := tensors.FromFlatDataAndDimensions(pixels, batch, images.Height, images.Width, images.Channels)
 		y, err := model.AnomalyScore(x)
 		x.FinalizeAll()

@@ -55,7 +55,8 @@ func scoreFixture(t *testing.T) (run, dir string, images *datasets.Images) {
 // TestScoreRanksTheRunsAnomalyScores scores ten images in batches of four
 // and checks every output against an independent computation: the scores
 // against lebm.Model.AnomalyScore on the same images in three whole
-// batches (the last two rows copies of the last image, as Score pads), the
+// batches (the last two rows copies of the last image: any rows would do,
+// each image's chain being its own; Score's are what its buffer holds), the
 // ranking and CSV against the scores, the AUPRC against eval.AUPRC.
 func TestScoreRanksTheRunsAnomalyScores(t *testing.T) {
 	run, dir, images := scoreFixture(t)

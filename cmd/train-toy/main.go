@@ -178,9 +178,6 @@ func (o options) configs() ([]density.Config, error) {
 		if err := o.model(&cfg); err != nil {
 			return nil, err
 		}
-		if cfg.Method != "dsm" {
-			cfg.DSMVariance = 0 // -dsm-t is dsm's alone
-		}
 		if o.cdEpsGiven {
 			cfg.CD.Langevin.StepSize = math.Sqrt(o.cdEps)
 		}

@@ -49,7 +49,7 @@ func DeclareFlags(fs *flag.FlagSet, params []Param) *Flags {
 		case *[]int:
 			list := slices.Clone(*field)
 			fs.Func(p.Flag, fmt.Sprintf("%s (comma-separated; default %s)", p.Usage, joinInts(*field)), func(text string) error {
-				values, err := parseInts(text)
+				values, err := ParsePositiveInts(text)
 				if err == nil {
 					list = values
 				}
@@ -88,8 +88,10 @@ func (f *Flags) Apply(params []Param) error {
 	return err
 }
 
-// parseInts reads a comma-separated list of positive integers.
-func parseInts(text string) ([]int, error) {
+// ParsePositiveInts reads a comma-separated list of positive integers,
+// such as the hidden layer widths of an MLP ("128,128"): the form of a
+// []int setting's flag.
+func ParsePositiveInts(text string) ([]int, error) {
 	var out []int
 	for _, part := range strings.Split(text, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(part))
@@ -101,7 +103,7 @@ func parseInts(text string) ([]int, error) {
 	return out, nil
 }
 
-// joinInts writes a list as parseInts reads it.
+// joinInts writes a list as ParsePositiveInts reads it.
 func joinInts(values []int) string {
 	parts := make([]string, len(values))
 	for i, v := range values {

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/edlebm/edlebm/cmd/internal/flagcheck"
 	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/internal/settings"
 	"github.com/edlebm/edlebm/nets"
 )
 
@@ -30,7 +30,7 @@ type Flags struct {
 // then the command's own defaults (edit, may be nil), then the flags, then
 // -set's settings, validated; errors name the flag at fault.
 func (f Flags) Configs(edit func(*density.Config)) ([]density.Config, error) {
-	hidden, err := flagcheck.PositiveInts(f.Hidden)
+	hidden, err := settings.ParsePositiveInts(f.Hidden)
 	if err != nil {
 		return nil, fmt.Errorf("flag -hidden %s: %w", f.Hidden, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -88,18 +87,4 @@ func together(flags []string, err error) error {
 		named[i] = "-" + n
 	}
 	return fmt.Errorf("flags %s together: %w", strings.Join(named, ", "), err)
-}
-
-// PositiveInts parses a comma-separated list of positive integers, such
-// as the hidden layer widths of an MLP flag ("128,128").
-func PositiveInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%q: want comma-separated positive integers", s)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
