@@ -15,18 +15,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/train"
-	"github.com/gomlx/gomlx/ui/commandline"
 
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/vectors"
 	"github.com/edlebm/edlebm/density"
-	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/sampling"
 	"github.com/edlebm/edlebm/training"
 )
@@ -175,13 +170,6 @@ func Train(o Options) ([]Results, error) {
 	return all, writeSummary(o.Out, all)
 }
 
-// record is one line of a method's metrics log.
-type record struct {
-	Step    int64   `json:"step"`
-	Loss    float64 `json:"loss"`
-	Seconds float64 `json:"seconds"`
-}
-
 // runMethod trains one method (resuming its checkpoint), then measures it
 // and draws its pictures.
 func runMethod(b backends.Backend, cfg density.Config, data *runData, o Options) (Results, error) {
@@ -228,58 +216,22 @@ func openModel(b backends.Backend, cfg density.Config, folder training.Folder, o
 	return model, nil
 }
 
-// train1 runs GoMLX's training loop up to o.Steps, appending each step's
-// loss to the method's metrics log (before its checkpoint) and
-// checkpointing every o.CheckpointEvery steps, at a stop and at the end.
+// train1 trains the method's model to o.Steps (Fit), checkpointing every
+// o.CheckpointEvery steps, and draws its loss.
 func train1(model *density.Model, cfg density.Config, data *runData, o Options, folder training.Folder) error {
-	step := model.Step()
-	log, history, err := training.OpenLog(folder.Metrics(), step, func(r record) int64 { return r.Step })
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	if step >= int64(o.Steps) {
-		return plotLoss(folder, history)
-	}
 	batches, err := newPointBatches(data.trainPoints, data.all.D, o.Batch, uint64(o.Seed))
 	if err != nil {
 		return err
 	}
-	batches.seek(int(step))
-	fmt.Printf("%s: training from step %d to %d → %s\n", cfg.Method, step, o.Steps, folder.Dir)
-	loop := model.NewLoop()
-	commandline.AttachProgressBar(loop)
-	start := time.Now()
-	loop.OnStep("metrics", 0, func(_ *train.Loop, metrics []*tensors.Tensor) error {
-		r := record{Step: model.Step(), Loss: float64(tensors.ToScalar[float32](metrics[0])), Seconds: time.Since(start).Seconds()}
-		history = append(history, r)
-		return log.Append(r)
-	})
-	save := func() error { return model.Save(folder.Checkpoints()) }
-	train.EveryNSteps(loop, o.CheckpointEvery, "checkpoint", 1, func(*train.Loop, []*tensors.Tensor) error { return save() })
-	training.StopOn(loop, o.Stop, save)
-	if _, err := loop.RunToGlobalStep(batches, o.Steps); err != nil {
+	if step := model.Step(); step < int64(o.Steps) {
+		batches.seek(int(step))
+		fmt.Printf("%s: training from step %d to %d → %s\n", cfg.Method, step, o.Steps, folder.Dir)
+	}
+	history, err := Fit(model, batches, FitOptions{Folder: folder, To: int64(o.Steps), Every: int64(o.CheckpointEvery), Stop: o.Stop})
+	if err != nil {
 		return err
 	}
-	if err := save(); err != nil {
-		return err
-	}
-	return plotLoss(folder, history)
-}
-
-// plotLoss draws the training loss (training.LossesPlot).
-func plotLoss(folder training.Folder, history []record) error {
-	s := plots.Series{Name: "training loss"}
-	window := max(1, len(history)/400)
-	for start := 0; start < len(history); start += window {
-		end := min(start+window, len(history))
-		var mean float64
-		for _, r := range history[start:end] {
-			mean += r.Loss / float64(end-start)
-		}
-		s.X, s.Y = append(s.X, float64(history[end-1].Step)), append(s.Y, mean)
-	}
-	return plots.WriteLinePlot(folder.Path(training.LossesPlot), plots.LinePlot{Title: "Training loss", XLabel: "step", YLabel: "loss", Series: []plots.Series{s}})
+	return plotLoss(folder, "Training loss", history)
 }
 
 // samplesName is the samples file of an input file, in its format.

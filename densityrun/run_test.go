@@ -66,7 +66,7 @@ func TestTrainMeasuresAndResumes(t *testing.T) {
 	if _, err := Train(o); !errors.Is(err, training.ErrStopped) {
 		t.Fatalf("a stopped run: error %v, want ErrStopped", err)
 	}
-	if n := len(readLosses(t, whole)); n != 1 {
+	if n := len(readLoggedLosses(t, whole)); n != 1 {
 		t.Fatalf("the stopped run logged %d steps, want 1", n)
 	}
 	results, err := Train(quick("", whole, 30)) // -data from the record
@@ -177,20 +177,20 @@ func TestTrainMeasuresAndResumes(t *testing.T) {
 		}
 		fromHere = append(fromHere, loss)
 	}
-	if got := readLosses(t, whole); len(got) != 30 || testutil.MaxRelativeDiff(got, fromHere, 1e-3) > 1e-5 {
+	if got := readLoggedLosses(t, whole); len(got) != 30 || testutil.MaxRelativeDiff(got, fromHere, 1e-3) > 1e-5 {
 		t.Errorf("losses of the run stopped at step 1 and resumed:\n got %v\nwant %v", got, fromHere)
 	}
 }
 
-// readLosses reads the ED method's logged losses.
-func readLosses(t *testing.T, out string) []float64 {
+// readLoggedLosses reads the ED method's logged losses.
+func readLoggedLosses(t *testing.T, out string) []float64 {
 	raw, err := os.ReadFile(training.Folder{Dir: filepath.Join(out, "ed")}.Metrics())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var losses []float64
 	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		var r record
+		var r Record
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatal(err)
 		}

@@ -34,16 +34,7 @@ func OpenLog[R any](path string, upTo int64, step func(R) int64) (*Log[R], []R, 
 		return nil, nil, err
 	}
 	if kept != nil {
-		err := atomicfile.Write(path, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			for _, r := range kept {
-				if err := enc.Encode(r); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := writeLog(path, kept); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -52,6 +43,19 @@ func OpenLog[R any](path string, upTo int64, step func(R) int64) (*Log[R], []R, 
 		return nil, nil, fmt.Errorf("metrics log: %w", err)
 	}
 	return &Log[R]{file: file, encoder: json.NewEncoder(file), path: path}, kept, nil
+}
+
+// writeLog writes records as the whole log at path, atomically.
+func writeLog[R any](path string, records []R) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for _, r := range records {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // readLog reads the records of steps up to upTo (nil, nil when there is no

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"image/png"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/training"
 )
@@ -80,22 +83,33 @@ func TestShortRunAndResume(t *testing.T) {
 			t.Errorf("results.md lacks %q:\n%s", row, results)
 		}
 	}
-	for _, method := range []string{"bcd"} {
-		want, err := os.ReadFile(filepath.Join(whole, method, "losses.csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(filepath.Join(resumed, method, "losses.csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if lines := strings.Count(string(want), "\n"); lines != 8 {
-			t.Errorf("%s: losses.csv has %d lines, want a header and 7 steps", method, lines)
-		}
-		if string(got) != string(want) {
-			t.Errorf("%s: losses after a stop at step 4:\n%s\nwant (uninterrupted):\n%s", method, got, want)
-		}
+	want, got := loggedLosses(t, filepath.Join(whole, "bcd")), loggedLosses(t, filepath.Join(resumed, "bcd"))
+	if len(want) != 8 {
+		t.Errorf("bcd: the metrics log has %d steps, want 7", len(want)-1)
 	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("bcd: losses after a stop at step 4:\n%v\nwant (uninterrupted):\n%v", got, want)
+	}
+}
+
+// loggedLosses reads the metrics log of a method's folder as the rows of
+// a losses.csv, the format train-binary wrote before the log: a step,loss
+// header, then a row per step.
+func loggedLosses(t *testing.T, dir string) [][]string {
+	t.Helper()
+	raw, err := os.ReadFile(training.Folder{Dir: dir}.Metrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := [][]string{{"step", "loss"}}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var r densityrun.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, []string{strconv.FormatInt(r.Step, 10), strconv.FormatFloat(r.Loss, 'g', -1, 64)})
+	}
+	return rows
 }
 
 // fixtureFlags are the flags of testdata/make-fixture.sh's runs, to step 6,
@@ -118,8 +132,9 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A loss no run computes, at step 1: a run that went on from its
-	// checkpoint keeps the losses before it, one that started over (the
-	// same values, from the same seed) would write them anew.
+	// checkpoint keeps the losses before it (read from the losses.csv of
+	// that version into the metrics log), one that started over (the same
+	// values, from the same seed) would write them anew.
 	losses := filepath.Join(out, "bed", "losses.csv")
 	stopped := testutil.ReadCSV(t, losses)
 	stopped[1][1] = "123"
@@ -131,7 +146,7 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 	if err := run(o); err != nil {
 		t.Fatal(err)
 	}
-	got, want := testutil.ReadCSV(t, losses), testutil.ReadCSV(t, filepath.Join(fixture, "uninterrupted-losses.csv"))
+	got, want := loggedLosses(t, filepath.Join(out, "bed")), testutil.ReadCSV(t, filepath.Join(fixture, "uninterrupted-losses.csv"))
 	if len(got) != 7 || !reflect.DeepEqual(got[:4], stopped) || !reflect.DeepEqual(got[4:], want[4:]) {
 		t.Errorf("losses %v; want the stopped run's %v, then the uninterrupted run's %v", got, stopped, want[4:])
 	}
@@ -170,7 +185,7 @@ func TestStopSignalSavesAndResumes(t *testing.T) {
 	}
 	out := t.TempDir()
 	testutil.StopThenResume(t, training.ErrStopped, func(stop chan os.Signal) error { return runWith(out, stop) })
-	got := testutil.ReadCSV(t, filepath.Join(out, "bed", "losses.csv"))
+	got := loggedLosses(t, filepath.Join(out, "bed"))
 	want := testutil.ReadCSV(t, filepath.Join("testdata", "run-98af0f0", "uninterrupted-losses.csv"))
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("losses of the stopped and resumed run %v, of one that never stopped %v", got, want)

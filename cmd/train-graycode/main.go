@@ -3,17 +3,11 @@
 // {0,1}³² by Gray codes (datasets/graycode), an MLP energy on the bits
 // trained with energy discrepancy under Bernoulli bit flips (density
 // method "bed") and, as the baseline, with contrastive divergence on
-// persistent Gibbs chains ("bcd"). For each set and method it writes the learned distribution decoded
-// back to the plane as a heat map (density.png, the paper's figure) beside
-// the data's (data.png), and the MMD² (exponential Hamming kernel, as Dai
-// et al.) between fresh data and samples of the model, with the values of
-// a second data sample (the floor) and of uniform noise over the plotted
-// square (the ceiling), in results.md.
-//
-// The model's samples are drawn from its distribution restricted to the
-// heat map's cells — exactly, by enumeration, not by MCMC — each then
-// uniformly within its cell: the model at the heat map's resolution, where
-// the data live (the 32-bit codes outside the square are not drawn).
+// persistent Gibbs chains ("bcd"). densityrun.GrayCode says what it
+// writes: per set and method the learned distribution as a heat map beside
+// the data's, and in results.md the MMD² between data and the model's
+// samples with its floor and ceiling. A stopped run (Ctrl-C) resumes from
+// its checkpoints.
 //
 //	go run ./cmd/train-graycode -data pinwheel,8gaussians -steps 20000
 package main
@@ -22,32 +16,26 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"math"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
+	"time"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/ui/commandline"
-
-	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/cmd/internal/binaryflags"
 	"github.com/edlebm/edlebm/cmd/internal/flagcheck"
-	"github.com/edlebm/edlebm/datasets/graycode"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
-	"github.com/edlebm/edlebm/eval"
-	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/training"
 )
 
 type options struct {
+	// stop ends the run after the step it receives in, saved
+	// (training.StopOn); nil: never.
+	stop <-chan os.Signal
 	binaryflags.Flags
+	checkpointEvery          time.Duration
 	data, out, backend       string
 	steps, batch, grid, mmdN int
 	seed                     int64
@@ -70,6 +58,7 @@ func parseFlags(args []string) (options, error) {
 		strings.Join(density.SettingNames(), ", "))
 	fs.IntVar(&o.grid, "grid", 100, "heat-map cells per axis (the model's samples are drawn from these cells)")
 	fs.IntVar(&o.mmdN, "mmd-n", 2000, "samples on each side of an MMD")
+	fs.DurationVar(&o.checkpointEvery, "checkpoint-every", 5*time.Minute, "time between checkpoints (a stopped run resumes from its last)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -84,6 +73,7 @@ func parseFlags(args []string) (options, error) {
 		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "grid", Value: o.grid, OK: o.grid >= 2, Want: "≥ 2"},
 		flagcheck.Rule{Flag: "mmd-n", Value: o.mmdN, OK: o.mmdN >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Flag: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
 	)
 }
 
@@ -95,245 +85,23 @@ func main() {
 	if err != nil {
 		log.Fatalf("train-graycode: %v", err)
 	}
-	if err := run(o); err != nil {
+	o.stop = training.StopSignals()
+	if err := run(o); err != nil && !errors.Is(err, training.ErrStopped) {
 		log.Fatalf("train-graycode: %v", err)
 	}
 }
 
+// run trains the models of o (densityrun.GrayCode).
 func run(o options) error {
-	var sets []*toy2d.Set
-	for _, name := range strings.Split(o.data, ",") {
-		set, err := toy2d.New(strings.TrimSpace(name))
-		if err != nil {
-			return fmt.Errorf("flag -data: %w", err)
-		}
-		sets = append(sets, set)
-	}
 	configs, err := o.Configs(nil)
 	if err != nil {
 		return err
 	}
-	b, err := backend.OpenForCommand(o.backend)
-	if err != nil {
-		return err
-	}
-	defer b.Finalize()
-	writer, err := training.Folder{Dir: o.out}.Claim()
-	if err != nil {
-		return fmt.Errorf("flag -out: %w", err)
-	}
-	defer writer.Release()
-	var rows []result
-	for _, set := range sets {
-		for _, cfg := range configs {
-			r, err := trainOne(b, set, cfg, o)
-			if err != nil {
-				return fmt.Errorf("%s, %s: %w", set.Name(), cfg.Method, err)
-			}
-			rows = append(rows, r)
-		}
-	}
-	return writeResults(filepath.Join(o.out, "results.md"), o, rows)
-}
-
-// result is the MMD² values of one set and method.
-type result struct {
-	set, method string
-	// model, gridded, floor and uniform are the MMD² of the model's
-	// samples, of data redrawn within their cells (the best samples drawn
-	// from the cells can do), of a second data sample and of uniform noise
-	// over the square.
-	model, gridded, floor, uniform float64
-}
-
-// trainOne trains the model on set, draws its pictures and returns its MMDs.
-func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options) (result, error) {
-	dir := filepath.Join(o.out, set.Name(), cfg.Method)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return result{}, err
-	}
-	enc := graycode.For(set)
-	model, err := density.New(b, cfg, o.seed)
-	if err != nil {
-		return result{}, err
-	}
-	points, err := toy2d.NewDataset(set, o.batch, uint64(o.seed))
-	if err != nil {
-		return result{}, err
-	}
-	fmt.Printf("training %s on Gray-coded %s (extent %.2f, %d bits) for %d steps → %s\n", cfg.Method, set.Name(), enc.Extent, graycode.Bits, o.steps, dir)
-	loop := model.NewLoop()
-	commandline.AttachProgressBar(loop)
-	if _, err := loop.RunToGlobalStep(encoded{points, enc}, o.steps); err != nil {
-		return result{}, err
-	}
-
-	grid := density.Grid{Extent: [4]float64{-enc.Extent, enc.Extent, -enc.Extent, enc.Extent}, Size: o.grid}
-	cells := grid.Points()
-	bits, err := enc.EncodeAll(cells)
-	if err != nil {
-		return result{}, err
-	}
-	energies, err := model.Energies(bits, graycode.Bits)
-	if err != nil {
-		return result{}, err
-	}
-	probs := softmaxNeg(energies)
-	rng := rand.New(rand.NewPCG(uint64(o.seed), 0x6d6d64))
-	data := func() []float32 { return set.Sample(rng, o.mmdN) }
-	histogram := make([]float64, len(probs))
-	fresh := data()
-	for i := 0; i < len(fresh); i += 2 {
-		if c, ok := cellOf(grid, fresh[i], fresh[i+1]); ok {
-			histogram[c] += 1 / float64(o.mmdN)
-		}
-	}
-	opts := plots.HeatmapOptions{Scale: max(1, 400/o.grid)}
-	if err := plots.WriteHeatmap(filepath.Join(dir, "density.png"), probs, o.grid, o.grid, opts); err != nil {
-		return result{}, err
-	}
-	if err := plots.WriteHeatmap(filepath.Join(dir, "data.png"), histogram, o.grid, o.grid, opts); err != nil {
-		return result{}, err
-	}
-
-	r := result{set: set.Name(), method: cfg.Method}
-	encode := func(pts []float32) []float32 {
-		out, _ := enc.EncodeAll(pts)
-		return out
-	}
-	reference := encode(fresh)
-	uniform := make([]float64, len(probs))
-	for i := range uniform {
-		uniform[i] = 1 / float64(len(uniform))
-	}
-	for _, c := range []struct {
-		value  *float64
-		sample []float32
-	}{
-		{&r.model, drawCells(rng, grid, probs, o.mmdN)},
-		{&r.gridded, regridded(rng, grid, data())},
-		{&r.floor, data()},
-		{&r.uniform, drawCells(rng, grid, uniform, o.mmdN)},
-	} {
-		if *c.value, err = eval.HammingMMD(encode(c.sample), reference, graycode.Bits); err != nil {
-			return result{}, err
-		}
-	}
-	fmt.Printf("%s, %s: MMD² model %.5f, data on the cells %.5f, data %.5f, uniform %.5f\n", set.Name(), cfg.Method, r.model, r.gridded, r.floor, r.uniform)
-	return r, nil
-}
-
-// encoded is a toy set's point batches as Gray-coded bits.
-type encoded struct {
-	points *toy2d.Dataset
-	enc    graycode.Encoding
-}
-
-func (e encoded) Name() string { return e.points.Name() + "/graycode" }
-func (e encoded) Reset()       { e.points.Reset() }
-func (e encoded) Yield() (spec any, inputs, labels []*tensors.Tensor, err error) {
-	spec, inputs, labels, err = e.points.Yield()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer inputs[0].FinalizeAll()
-	bits, err := e.enc.EncodeAll(tensors.MustCopyFlatData[float32](inputs[0]))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return spec, []*tensors.Tensor{tensors.FromFlatDataAndDimensions(bits, len(bits)/graycode.Bits, graycode.Bits)}, labels, nil
-}
-
-// softmaxNeg is softmax(−e).
-func softmaxNeg(e []float64) []float64 {
-	lo := math.Inf(1)
-	for _, v := range e {
-		lo = math.Min(lo, v)
-	}
-	out := make([]float64, len(e))
-	var z float64
-	for i, v := range e {
-		out[i] = math.Exp(lo - v)
-		z += out[i]
-	}
-	for i := range out {
-		out[i] /= z
-	}
-	return out
-}
-
-// drawCells draws n points of grid: a cell with probabilities probs (in
-// Grid.Points order), then a point uniformly within it, so that a sample's
-// low bits vary as the data's do.
-func drawCells(rng *rand.Rand, grid density.Grid, probs []float64, n int) []float32 {
-	cells := grid.Points()
-	cdf := make([]float64, len(probs))
-	var sum float64
-	for i, p := range probs {
-		sum += p
-		cdf[i] = sum
-	}
-	out := make([]float32, 0, 2*n)
-	for range n {
-		i := min(len(cdf)-1, searchCDF(cdf, rng.Float64()*sum))
-		out = append(out, jitter(rng, grid, cells[2*i], cells[2*i+1])...)
-	}
-	return out
-}
-
-// jitter is a point drawn uniformly in the grid cell centred at (x, y).
-func jitter(rng *rand.Rand, g density.Grid, x, y float32) []float32 {
-	w := (g.Extent[1] - g.Extent[0]) / float64(g.Size)
-	h := (g.Extent[3] - g.Extent[2]) / float64(g.Size)
-	return []float32{x + float32((rng.Float64()-0.5)*w), y + float32((rng.Float64()-0.5)*h)}
-}
-
-func searchCDF(cdf []float64, u float64) int {
-	lo, hi := 0, len(cdf)-1
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if cdf[mid] < u {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
-
-// regridded redraws each of the flat points uniformly within its grid
-// cell (points outside the square stay): data at the resolution the
-// model's samples have.
-func regridded(rng *rand.Rand, g density.Grid, points []float32) []float32 {
-	cells := g.Points()
-	out := append([]float32(nil), points...)
-	for i := 0; i < len(out); i += 2 {
-		if c, ok := cellOf(g, out[i], out[i+1]); ok {
-			copy(out[i:i+2], jitter(rng, g, cells[2*c], cells[2*c+1]))
-		}
-	}
-	return out
-}
-
-// cellOf is the index, in Grid.Points order, of the cell holding (x, y).
-func cellOf(g density.Grid, x, y float32) (int, bool) {
-	col := int(math.Floor((float64(x) - g.Extent[0]) / (g.Extent[1] - g.Extent[0]) * float64(g.Size)))
-	row := int(math.Floor((float64(y) - g.Extent[2]) / (g.Extent[3] - g.Extent[2]) * float64(g.Size)))
-	if col < 0 || col >= g.Size || row < 0 || row >= g.Size {
-		return 0, false
-	}
-	return row*g.Size + col, true
-}
-
-// writeResults writes the MMD table.
-func writeResults(path string, o options, rows []result) error {
-	return atomicfile.Write(path, func(w io.Writer) error {
-		fmt.Fprintf(w, "Command: `train-graycode -data %s -methods %s -steps %d -batch %d -seed %d -hidden %s -grid %d -mmd-n %d`\n\n",
-			o.data, o.Methods, o.steps, o.batch, o.seed, o.Hidden, o.grid, o.mmdN)
-		fmt.Fprintf(w, "| set | method | MMD² model (samples of the cells) | MMD² data redrawn within its cells (the cells' floor) | MMD² second data sample | MMD² uniform on the square (ceiling) |\n|---|---|---|---|---|---|\n")
-		for _, r := range rows {
-			fmt.Fprintf(w, "| %s | %s | %.5f | %.5f | %.5f | %.5f |\n", r.set, r.method, r.model, r.gridded, r.floor, r.uniform)
-		}
-		return nil
+	return densityrun.GrayCode(densityrun.GrayCodeOptions{
+		Data: strings.Split(o.data, ","), Configs: configs, Out: o.out, Backend: o.backend,
+		Steps: o.steps, Batch: o.batch, Seed: o.seed, Grid: o.grid, MMDN: o.mmdN, CheckpointEvery: o.checkpointEvery,
+		Command: fmt.Sprintf("train-graycode -data %s -methods %s -steps %d -batch %d -seed %d -hidden %s -grid %d -mmd-n %d",
+			o.data, o.Methods, o.steps, o.batch, o.seed, o.Hidden, o.grid, o.mmdN),
+		Stop: o.stop,
 	})
 }

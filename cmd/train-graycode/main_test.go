@@ -3,15 +3,14 @@ package main
 import (
 	"fmt"
 	"image/png"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/training"
 )
 
 func TestBadFlags(t *testing.T) {
@@ -64,11 +63,15 @@ func TestShortRunWritesPicturesAndTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	type result struct {
+		method                         string
+		model, gridded, floor, uniform float64
+	}
 	var rows []result
 	for _, line := range strings.Split(string(table), "\n") {
 		if strings.HasPrefix(line, "| 8gaussians |") {
 			fields := strings.Split(line, "|")
-			row := result{set: strings.TrimSpace(fields[1]), method: strings.TrimSpace(fields[2])}
+			row := result{method: strings.TrimSpace(fields[2])}
 			for i, v := range []*float64{&row.model, &row.gridded, &row.floor, &row.uniform} {
 				if _, err := fmt.Sscan(strings.TrimSpace(fields[3+i]), v); err != nil {
 					t.Fatal(err)
@@ -82,39 +85,38 @@ func TestShortRunWritesPicturesAndTable(t *testing.T) {
 	}
 }
 
-func TestCellOfAndDrawCells(t *testing.T) {
-	g := density.Grid{Extent: [4]float64{-2, 2, -2, 2}, Size: 4}
-	cells := g.Points()
-	for i := 0; i < len(cells); i += 2 {
-		if c, ok := cellOf(g, cells[i], cells[i+1]); !ok || c != i/2 {
-			t.Errorf("the centre of cell %d falls in cell %d (%v)", i/2, c, ok)
+// TestStopSignalSavesAndResumes: a stop that arrives during the first step
+// ends the run after it, checkpointed, with training.ErrStopped; run
+// again, it ends exactly as a run that never stopped: the same losses in
+// its metrics log and the same results table.
+func TestStopSignalSavesAndResumes(t *testing.T) {
+	runWith := func(out string, stop chan os.Signal) error {
+		o, err := parseFlags([]string{"-backend", testutil.BackendName(), "-data", "8gaussians", "-methods", "bcd", "-steps", "6", "-batch", "16",
+			"-hidden", "8", "-grid", "10", "-mmd-n", "50", "-out", out})
+		if err != nil {
+			t.Fatal(err)
 		}
+		o.stop = stop
+		return run(o)
 	}
-	if _, ok := cellOf(g, 2.5, 0); ok {
-		t.Error("a point outside the square has a cell")
+	straight, resumed := t.TempDir(), t.TempDir()
+	if err := runWith(straight, nil); err != nil {
+		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for range 100 {
-		got := regridded(rng, g, []float32{0.2, -1.9, 3, 0})
-		if c, ok := cellOf(g, got[0], got[1]); !ok || c != 2 || got[2] != 3 || got[3] != 0 {
-			t.Fatalf("regridded = %v: want the first point still in cell 2, the second (outside) unchanged", got)
+	testutil.StopThenResume(t, training.ErrStopped, func(stop chan os.Signal) error { return runWith(resumed, stop) })
+	for _, name := range []string{filepath.Join("8gaussians", "bcd", training.MetricsFile), "results.md"} {
+		want, err := os.ReadFile(filepath.Join(straight, name))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	// softmax(−e) of e = 0, ln 2, +large: 2/3, 1/3, 0.
-	probs := softmaxNeg([]float64{0, math.Ln2, 1e4})
-	if math.Abs(probs[0]-2.0/3) > 1e-12 || math.Abs(probs[1]-1.0/3) > 1e-12 || probs[2] != 0 {
-		t.Errorf("softmaxNeg = %v, want [2/3 1/3 0]", probs)
-	}
-	// Draws follow the probabilities: cell 1 and 2 of four, 1:3.
-	weights := make([]float64, len(cells)/2)
-	weights[1], weights[2] = 0.25, 0.75
-	drawn := drawCells(rand.New(rand.NewPCG(1, 2)), g, weights, 4000)
-	counts := map[int]int{}
-	for i := 0; i < len(drawn); i += 2 {
-		c, _ := cellOf(g, drawn[i], drawn[i+1])
-		counts[c]++
-	}
-	if len(counts) != 2 || math.Abs(float64(counts[1])/4000-0.25) > 0.03 {
-		t.Errorf("4,000 draws landed in cells %v, want cells 1 and 2 about 1:3", counts)
+		got, err := os.ReadFile(filepath.Join(resumed, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The logged step times differ; the losses must not.
+		seconds := regexp.MustCompile(`"seconds":[^,}]*`)
+		if g, w := seconds.ReplaceAll(got, nil), seconds.ReplaceAll(want, nil); string(g) != string(w) || len(w) == 0 {
+			t.Errorf("%s of the stopped and resumed run:\n%s\nof one that never stopped:\n%s", name, g, w)
+		}
 	}
 }

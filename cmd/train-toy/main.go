@@ -13,25 +13,15 @@ import (
 	"fmt"
 	"log"
 	"math"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/gomlx/gomlx/pkg/ml/train"
-	"github.com/gomlx/gomlx/ui/commandline"
-
 	"github.com/edlebm/edlebm/backend"
-	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/cmd/internal/flagcheck"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
-	"github.com/edlebm/edlebm/internal/settings"
-	"github.com/edlebm/edlebm/losses"
-	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -127,42 +117,18 @@ func main() {
 	}
 }
 
+// run trains the models of o (densityrun.Toy).
 func run(o options) error {
-	set, err := toy2d.New(o.data)
-	if err != nil {
-		return fmt.Errorf("flag -data: %w", err)
-	}
 	configs, err := o.configs()
 	if err != nil {
 		return err
 	}
-	b, err := backend.OpenForCommand(o.backend)
-	if err != nil {
-		return err
-	}
-	defer b.Finalize()
-
-	dir := filepath.Join(o.out, o.data)
-	writer, err := training.Folder{Dir: dir}.Claim()
-	if err != nil {
-		return fmt.Errorf("flag -out: %w", err)
-	}
-	defer writer.Release()
-	curves := map[string][]point{}
-	for _, cfg := range configs {
-		if changes := cfg.Changes(density.DefaultConfig(cfg.Method)); len(changes) > 0 {
-			fmt.Printf("%s: settings changed from the paper's: %s\n", cfg.Method, strings.Join(changes, ", "))
-		}
-		curve, err := trainOne(b, set, cfg, o, filepath.Join(dir, cfg.Method))
-		if err != nil {
-			return fmt.Errorf("method %s: %w", cfg.Method, err)
-		}
-		curves[cfg.Method] = curve
-	}
-	if _, exact := set.LogDensity(0, 0); exact {
-		return writeCurves(dir, o.data, configs, curves)
-	}
-	return nil
+	return densityrun.Toy(densityrun.ToyOptions{
+		Data: o.data, Configs: configs, Out: o.out, Backend: o.backend,
+		Steps: o.steps, Batch: o.batch, Seed: o.seed, EvalEvery: o.evalEvery, EvalN: o.evalN,
+		Grid: o.grid, Extent: o.extent, Samples: o.samples, SampleSteps: o.sampleSteps, SampleEps: o.sampleEps,
+		Stop: o.stop,
+	})
 }
 
 // configs builds one validated config per requested method: the
@@ -195,195 +161,4 @@ func (o options) configs() ([]density.Config, error) {
 		out = append(out, cfg)
 	}
 	return out, nil
-}
-
-type point struct {
-	step int
-	mse  float64
-}
-
-// trainOne trains one method and writes its pictures; it returns the
-// log-density MSE curve (empty for data without an exact density).
-func trainOne(b backends.Backend, set *toy2d.Set, cfg density.Config, o options, dir string) ([]point, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	model, err := density.New(b, cfg, o.seed)
-	if err != nil {
-		return nil, err
-	}
-	ds, err := toy2d.NewDataset(set, o.batch, uint64(o.seed))
-	if err != nil {
-		return nil, err
-	}
-	curve, err := resume(model, ds, o, dir)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Printf("training %s on %s from step %d to %d → %s\n", cfg.Method, o.data, model.Step(), o.steps, dir)
-
-	loop := model.NewLoop()
-	commandline.AttachProgressBar(loop)
-	_, exact := set.LogDensity(0, 0)
-	if exact {
-		logp := func(p []float32) float64 {
-			v, _ := set.LogDensity(float64(p[0]), float64(p[1]))
-			return v
-		}
-		train.EveryNSteps(loop, o.evalEvery, "log-density MSE", 0, func(loop *train.Loop, _ []*tensors.Tensor) error {
-			// Evaluation samples depend on the step only, so a resumed run
-			// evaluates exactly as an uninterrupted one.
-			evalRNG := rand.New(rand.NewPCG(uint64(o.seed), uint64(model.Step())))
-			mse, err := model.LogDensityMSE(set.Sample(evalRNG, o.evalN), set.Sample(evalRNG, o.evalN), 2, logp)
-			if err != nil {
-				return err
-			}
-			curve = append(curve, point{int(model.Step()), mse})
-			return writeCurve(filepath.Join(dir, "mse.csv"), curve)
-		})
-	}
-	// Checkpoint as often as the curve is extended, so a stopped run
-	// resumes with both.
-	train.EveryNSteps(loop, o.evalEvery, "checkpoint", 1, func(*train.Loop, []*tensors.Tensor) error {
-		return model.Save(training.Folder{Dir: dir}.Checkpoints())
-	})
-	training.StopOn(loop, o.stop, func() error { return model.Save(training.Folder{Dir: dir}.Checkpoints()) })
-	if _, err := loop.RunToGlobalStep(ds, o.steps); err != nil {
-		return curve, err
-	}
-	if err := writePictures(model, o, dir); err != nil {
-		return curve, err
-	}
-	if exact {
-		fmt.Printf("%s: final log-density MSE %.4f\n", cfg.Method, curve[len(curve)-1].mse)
-	}
-	return curve, nil
-}
-
-// writePictures draws the learned energy, its density and Langevin samples.
-func writePictures(model *density.Model, o options, dir string) error {
-	grid := density.Grid{Extent: [4]float64{-o.extent, o.extent, -o.extent, o.extent}, Size: o.grid}
-	energy, dens, err := model.EnergyAndDensity(grid)
-	if err != nil {
-		return err
-	}
-	opts := plots.HeatmapOptions{Scale: max(1, 400/o.grid)}
-	if err := plots.WriteHeatmap(filepath.Join(dir, "energy.png"), energy, o.grid, o.grid, opts); err != nil {
-		return err
-	}
-	if err := plots.WriteHeatmap(filepath.Join(dir, "density.png"), dens, o.grid, o.grid, opts); err != nil {
-		return err
-	}
-	rng := rand.New(rand.NewPCG(uint64(o.seed), 0x5a3))
-	init := make([]float32, 2*o.samples)
-	for i := range init {
-		init[i] = float32((2*rng.Float64() - 1) * o.extent)
-	}
-	samples, err := model.Sample(init, 2, losses.LangevinConfig{StepSize: math.Sqrt(o.sampleEps), Steps: o.sampleSteps})
-	if err != nil {
-		return err
-	}
-	return plots.WriteScatterDensity(filepath.Join(dir, "samples.png"), samples, grid.Extent, 100, 4)
-}
-
-// runSettings are a train-toy run's settings beyond its model's: its
-// checkpoints store them beside the model's (as context parameters), so
-// that a resumed run is checked to be the same run.
-type runSettings struct {
-	data  string
-	seed  int64
-	batch int
-}
-
-func (r *runSettings) params() []settings.Param {
-	return []settings.Param{
-		{Key: density.ParamPrefix + "data", Ptr: &r.data},
-		{Key: density.ParamPrefix + "seed", Ptr: &r.seed},
-		{Key: density.ParamPrefix + "batch", Ptr: &r.batch},
-	}
-}
-
-// resume continues a stopped run found in dir: it restores the model
-// (which checks the model's settings), checks the run's, moves the data
-// stream to the model's step and returns the log-density curve so far. A
-// new run stores its settings in the model's context for its checkpoints.
-func resume(model *density.Model, ds *toy2d.Dataset, o options, dir string) ([]point, error) {
-	run := runSettings{o.data, o.seed, o.batch}
-	ckptDir := training.Folder{Dir: dir}.Checkpoints()
-	if _, err := checkpoint.Latest(ckptDir); errors.Is(err, os.ErrNotExist) {
-		settings.Set(model.Context(), run.params())
-		return nil, nil
-	}
-	if err := model.Restore(ckptDir); err != nil {
-		return nil, fmt.Errorf("resuming: %w; use another -out or the same flags", err)
-	}
-	var saved runSettings
-	if err := settings.Get(model.Context(), saved.params()); err != nil {
-		return nil, fmt.Errorf("resuming from %s: %w", ckptDir, err)
-	}
-	if diff := settings.Changes(run.params(), saved.params()); len(diff) > 0 {
-		return nil, fmt.Errorf("%s holds a run with other settings (this one has %s); use another -out or the same flags", ckptDir, strings.Join(diff, ", "))
-	}
-	if err := ds.Seek(int(model.Step())); err != nil {
-		return nil, err
-	}
-	return readCurve(filepath.Join(dir, "mse.csv"), int(model.Step()))
-}
-
-// readCurve reads a curve written by writeCurve, up to step.
-func readCurve(path string, upTo int) ([]point, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var curve []point
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
-		var p point
-		if _, err := fmt.Sscanf(line, "%d,%g", &p.step, &p.mse); err != nil {
-			return nil, fmt.Errorf("%s line %d: %q: %w", path, i+2, line, err)
-		}
-		if p.step <= upTo {
-			curve = append(curve, p)
-		}
-	}
-	return curve, nil
-}
-
-// writeCurve writes one method's log-density MSE curve as CSV.
-func writeCurve(path string, curve []point) error {
-	rows := make([][]float64, len(curve))
-	for i, p := range curve {
-		rows[i] = []float64{float64(p.step), p.mse}
-	}
-	return plots.WriteCSV(path, []string{"step", "log_density_mse"}, rows)
-}
-
-// writeCurves writes all methods' log-density MSE curves side by side.
-func writeCurves(dir, data string, configs []density.Config, curves map[string][]point) error {
-	header := []string{"step"}
-	var series []plots.Series
-	for _, cfg := range configs {
-		header = append(header, cfg.Method+"_mse")
-		s := plots.Series{Name: strings.ToUpper(cfg.Method)}
-		for _, p := range curves[cfg.Method] {
-			s.X, s.Y = append(s.X, float64(p.step)), append(s.Y, p.mse)
-		}
-		series = append(series, s)
-	}
-	rows := make([][]float64, len(series[0].X))
-	for i := range rows {
-		rows[i] = []float64{series[0].X[i]}
-		for _, s := range series {
-			rows[i] = append(rows[i], s.Y[i])
-		}
-	}
-	if err := plots.WriteCSV(filepath.Join(dir, "mse.csv"), header, rows); err != nil {
-		return err
-	}
-	return plots.WriteLinePlot(filepath.Join(dir, "mse.png"), plots.LinePlot{
-		Title: "Log-density MSE on " + data, XLabel: "training step", YLabel: "MSE", LogY: true, Series: series,
-	})
 }
