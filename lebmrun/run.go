@@ -193,12 +193,6 @@ func Train(o Options) error {
 	if err := batches.Seek(int(step/perEpoch), int(step%perEpoch)); err != nil {
 		return err
 	}
-	metrics, history, err := training.OpenLog(folder.Metrics(), step, func(r Record) int64 { return r.Step })
-	if err != nil {
-		return err
-	}
-	defer metrics.Close()
-
 	total := int64(o.Epochs) * perEpoch
 	fmt.Printf("training %s-LEBM on %s (%d images, %d batches of %d per epoch) from step %d to %d → %s\n",
 		o.Config.Method, o.Config.Data, trainN, perEpoch, o.Batch, step, total, o.Out)
@@ -206,8 +200,7 @@ func Train(o Options) error {
 		fmt.Printf("done: %d steps; outputs in %s\n", step, o.Out)
 		return nil
 	}
-	s := &session{o: o, model: model, test: test, ckptDir: ckptDir, metrics: metrics, history: history,
-		perEpoch: perEpoch, first: step, total: total, stop: o.Stop, devices: devices}
+	s := &session{o: o, model: model, test: test, perEpoch: perEpoch, first: step, total: total, devices: devices}
 	fmt.Println("building the training graph (XLA also compiles it: the first step waits for that)…")
 	finished, err := s.run(&endless{batches: batches, name: o.Config.Data})
 	if err != nil || !finished {

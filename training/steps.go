@@ -35,6 +35,12 @@ type Steps[R any] struct {
 	// Stop ends the run at the end of the step it receives in, saved, with
 	// ErrStopped; nil: never.
 	Stop <-chan os.Signal
+	// StopAfter > 0 ends the run likewise after that many steps of this
+	// invocation, unless that is the last step.
+	StopAfter int64
+	// Appended, when set, is called after each record is appended to the
+	// log (tests kill a run there).
+	Appended func()
 	// Legacy, when set, reads the records of a run folder written before
 	// its trainer kept a metrics log (up to step upTo), so that resuming
 	// such a run starts the log with them.
@@ -71,7 +77,7 @@ func (s Steps[R]) Run(loop *train.Loop, batches train.Dataset, to int64) ([]R, e
 	if from >= to {
 		return history, nil
 	}
-	r := &runner[R]{Steps: s, log: log, history: history, saved: from, first: from}
+	r := &runner[R]{Steps: s, log: log, history: history, saved: from, first: from, to: to}
 	r.attach(loop)
 	_, err = loop.RunToGlobalStep(batches, int(to))
 	switch {
@@ -105,8 +111,8 @@ type runner[R any] struct {
 	log     *Log[R]
 	history []R
 	// saved is the step of the last checkpoint; first the step this
-	// invocation started from.
-	saved, first int64
+	// invocation started from; to its last.
+	saved, first, to int64
 	// failure is the error a hook stopped the loop with, as the hook made
 	// it (the loop wraps it in the names of its calls).
 	failure error
@@ -137,7 +143,13 @@ func (r *runner[R]) attach(loop *train.Loop) {
 			fmt.Printf("first step in %.1f s\n", time.Since(r.started).Seconds())
 		}
 		r.history = append(r.history, rec)
-		return r.keep(r.log.Append(rec))
+		if err := r.log.Append(rec); err != nil {
+			return r.keep(err)
+		}
+		if r.Appended != nil {
+			r.Appended()
+		}
+		return nil
 	})
 	checkpoint := func(l *train.Loop, _ []*tensors.Tensor) error {
 		return r.keep(r.save(int64(l.Trainer.GlobalStep())))
@@ -149,6 +161,19 @@ func (r *runner[R]) attach(loop *train.Loop) {
 		train.PeriodicCallback(loop, r.Interval, false, "checkpoint", checkpointPriority, checkpoint)
 	}
 	StopOn(loop, r.Stop, func() error { return r.save(int64(loop.Trainer.GlobalStep())) })
+	if r.StopAfter > 0 {
+		loop.OnStep("stop after", StopPriority, func(l *train.Loop, _ []*tensors.Tensor) error {
+			step := int64(l.Trainer.GlobalStep())
+			if step-r.first < r.StopAfter || step == r.to {
+				return nil
+			}
+			fmt.Printf("\nstopping after %d steps, as asked: saving at step %d of %d; run the same command again to go on\n", r.StopAfter, step, r.to)
+			if err := r.save(step); err != nil {
+				return r.keep(err)
+			}
+			return ErrStopped
+		})
+	}
 }
 
 // save checkpoints step, once.

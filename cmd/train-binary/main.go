@@ -38,7 +38,7 @@ import (
 
 type options struct {
 	// stop ends the run after the step it receives in, saved
-	// (training.StopOn); nil: never.
+	// (training.Steps); nil: never.
 	stop <-chan os.Signal
 	binaryflags.Flags
 	data, dataDir, binarize, out, backend string

@@ -14,16 +14,17 @@ import (
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/lebmrun"
 	"github.com/edlebm/edlebm/training"
 )
 
-func readSummary(t *testing.T, out string) summary {
+func readSummary(t *testing.T, out string) lebmrun.ClassifierSummary {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s summary
+	var s lebmrun.ClassifierSummary
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}

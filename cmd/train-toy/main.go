@@ -27,7 +27,7 @@ import (
 
 type options struct {
 	// stop ends the run after the step it receives in, saved
-	// (training.StopOn); nil: never.
+	// (training.Steps); nil: never.
 	stop                                          <-chan os.Signal
 	data, methods, out, backend, set              string
 	steps, batch, evalEvery, evalN, grid, samples int
