@@ -22,12 +22,12 @@ import sys
 # (name, file, original text, buggy text, package, -run pattern of the test
 # that must catch it). docs/testing.md lists them with their tests.
 BUGS = [
-    ("eval-lebm's reconstruction MSE averaged per image, not per pixel", "cmd/eval-lebm/main.go",
+    ("eval-lebm's reconstruction MSE averaged per image, not per pixel", "lebmeval/eval.go",
      "imageErrors[i/size] += d * d / float64(size)", "imageErrors[i/size] += d * d",
-     "./cmd/eval-lebm", "TestEvaluatesACheckpoint"),
-    ("eval-lebm compares each reconstruction with the next image", "cmd/eval-lebm/main.go",
+     "./lebmeval", "TestEvaluatesACheckpoint"),
+    ("eval-lebm compares each reconstruction with the next image", "lebmeval/eval.go",
      "d := float64(v - test.Pixels[i])", "d := float64(v - test.Pixels[(i+size)%len(recon)])",
-     "./cmd/eval-lebm", "TestEvaluatesACheckpoint"),
+     "./lebmeval", "TestEvaluatesACheckpoint"),
     ("a run resumed mid-epoch starts the epoch's batches over", "lebmrun/run.go",
      "batches.Seek(int(step/perEpoch), int(step%perEpoch))", "batches.Seek(int(step/perEpoch), 0)",
      "./cmd/train-lebm", "TestStopMidEpochAndResumeEqualsUninterrupted"),

@@ -25,8 +25,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 graph_pkgs=(nets losses sampling lebm fid density classifier checkpoint ema
-  cmd/train-toy cmd/toy-studies cmd/train-lebm cmd/eval-lebm cmd/train-classifier)
-fashion_pkgs=(cmd/train-lebm cmd/eval-lebm cmd/train-classifier)
+  cmd/train-toy cmd/toy-studies cmd/train-lebm lebmeval cmd/train-classifier)
+fashion_pkgs=(cmd/train-lebm lebmeval cmd/train-classifier)
 fashion_dir=/usr/share/datasets/fashion-mnist
 
 usage() {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/edlebm/edlebm/backend"
-	"github.com/edlebm/edlebm/cmd/internal/flagcheck"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/datasets/imagefolder"

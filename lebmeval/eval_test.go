@@ -1,4 +1,4 @@
-package main
+package lebmeval
 
 import (
 	"math"
@@ -159,10 +159,10 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	runDir := savedRun(t, 1)
 	// No -data and no -anomaly-holdout: the checkpoint names its data set
 	// and its held-out class.
-	opts := options{runDir: runDir, backend: testutil.BackendName(), reconN: 64, batch: 32,
-		chains: 4, chainSteps: 200, maxLag: 20, anomalyHoldout: -1, anomalyN: 64, interpRows: 2, interpSteps: 4,
-		anomalyCkpts: 2, classifierDir: classifierRun(t, []int{16, 8}), fidSamples: 40, eachEpoch: true, bootstrap: 400}
-	if err := run(opts); err != nil {
+	opts := Options{Run: runDir, Backend: testutil.BackendName(), ReconN: 64, Batch: 32,
+		Chains: 4, ChainSteps: 200, MaxLag: 20, AnomalyHoldout: -1, AnomalyN: 64, InterpolationRows: 2, InterpolationSteps: 4,
+		AnomalyCheckpoints: 2, Classifier: classifierRun(t, []int{16, 8}), FIDSamples: 40, EachEpoch: true, Bootstrap: 400}
+	if err := Evaluate(opts); err != nil {
 		t.Fatal(err)
 	}
 	s, err := eval.ReadReport(filepath.Join(runDir, "eval"))
@@ -247,7 +247,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if model, err = lebm.Load(testutil.Backend(), ckpt); err != nil {
 		t.Fatal(err)
 	}
-	opts.anomalyCkpts = 0
+	opts.AnomalyCheckpoints = 0
 	if err := opts.fromCheckpoint(model.Config()); err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestBadInput(t *testing.T) {
 		{"data that does not match the checkpoint", runDir, wrongSize, "does not match"},
 	}
 	for _, c := range cases {
-		err := run(options{runDir: c.run, data: "fashion-mnist", dataDir: c.dataDir, backend: testutil.BackendName(), reconN: 8, batch: 8, chains: 2, chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2})
+		err := Evaluate(Options{Run: c.run, Data: "fashion-mnist", DataDir: c.dataDir, Backend: testutil.BackendName(), ReconN: 8, Batch: 8, Chains: 2, ChainSteps: 100, MaxLag: 10, AnomalyHoldout: -1, InterpolationRows: 1, InterpolationSteps: 2})
 		if err == nil || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.mention)
 		}
@@ -325,25 +325,25 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		edit    func(*options)
+		edit    func(*Options)
 		mention []string
 	}{
-		{"more snapshots than saved", func(o *options) { o.anomalyHoldout, o.anomalyN, o.anomalyCkpts = 1, 8, 3 }, []string{"-anomaly-checkpoints 3", "only 2"}},
-		{"no classifier there", func(o *options) { o.classifierDir = t.TempDir() }, []string{"-classifier", "no checkpoint"}},
-		{"each epoch of a run without snapshots", func(o *options) { o.runDir, o.eachEpoch = noSnapshots, true }, []string{"flag -each-epoch", "-keep-epochs"}},
-		{"too few FID samples", func(o *options) { o.classifierDir = wideClassifier }, []string{"-fid-samples 16", "24 classifier feature dimensions"}},
-		{"one FID sample", func(o *options) { o.classifierDir, o.fidSamples = wideClassifier, 1 }, []string{"-fid-samples 1"}},
-		{"negative sampler steps", func(o *options) { o.genSteps = -1 }, []string{"flag -gen-steps -1", "≥ 0"}},
-		{"a lag past half the chain", func(o *options) { o.maxLag = 50 }, []string{"flag -max-lag 50", "below half of -chain-steps 100"}},
-		{"another data set than the checkpoint's", func(o *options) { o.data = "mnist" }, []string{"flag -data mnist", "trained on fashion-mnist"}},
-		{"an attribute of a Fashion-MNIST run", func(o *options) { o.attribute, o.attributeN, o.attributeScale = "Smiling", 8, 1 }, []string{"flag -attribute", "needs -data celeba64"}},
-		{"another held-out class than the checkpoint's", func(o *options) { o.anomalyHoldout = 4 }, []string{"flag -anomaly-holdout 4", "class 1 held out"}},
-		{"-out a file", func(o *options) { o.out = filepath.Join(runDir, "checkpoint", "LATEST") }, []string{"flag -out", "LATEST: a file, not a folder"}},
+		{"more snapshots than saved", func(o *Options) { o.AnomalyHoldout, o.AnomalyN, o.AnomalyCheckpoints = 1, 8, 3 }, []string{"-anomaly-checkpoints 3", "only 2"}},
+		{"no classifier there", func(o *Options) { o.Classifier = t.TempDir() }, []string{"-classifier", "no checkpoint"}},
+		{"each epoch of a run without snapshots", func(o *Options) { o.Run, o.EachEpoch = noSnapshots, true }, []string{"flag -each-epoch", "-keep-epochs"}},
+		{"too few FID samples", func(o *Options) { o.Classifier = wideClassifier }, []string{"-fid-samples 16", "24 classifier feature dimensions"}},
+		{"one FID sample", func(o *Options) { o.Classifier, o.FIDSamples = wideClassifier, 1 }, []string{"-fid-samples 1"}},
+		{"negative sampler steps", func(o *Options) { o.GenerationSteps = -1 }, []string{"flag -gen-steps -1", "≥ 0"}},
+		{"a lag past half the chain", func(o *Options) { o.MaxLag = 50 }, []string{"flag -max-lag 50", "below half of -chain-steps 100"}},
+		{"another data set than the checkpoint's", func(o *Options) { o.Data = "mnist" }, []string{"flag -data mnist", "trained on fashion-mnist"}},
+		{"an attribute of a Fashion-MNIST run", func(o *Options) { o.Attribute, o.AttributeN, o.AttributeScale = "Smiling", 8, 1 }, []string{"flag -attribute", "needs -data celeba64"}},
+		{"another held-out class than the checkpoint's", func(o *Options) { o.AnomalyHoldout = 4 }, []string{"flag -anomaly-holdout 4", "class 1 held out"}},
+		{"-out a file", func(o *Options) { o.Out = filepath.Join(runDir, "checkpoint", "LATEST") }, []string{"flag -out", "LATEST: a file, not a folder"}},
 	} {
-		o := options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: testutil.BackendName(), reconN: 8, batch: 8, chains: 2, chainSteps: 100,
-			maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2, fidSamples: 16, out: t.TempDir()}
+		o := Options{Run: runDir, Data: "fashion-mnist", DataDir: mnist.DefaultFashionDir, Backend: testutil.BackendName(), ReconN: 8, Batch: 8, Chains: 2, ChainSteps: 100,
+			MaxLag: 10, AnomalyHoldout: -1, InterpolationRows: 1, InterpolationSteps: 2, FIDSamples: 16, Out: t.TempDir()}
 		c.edit(&o)
-		err := run(o)
+		err := Evaluate(o)
 		for _, m := range c.mention {
 			if err == nil || !strings.Contains(err.Error(), m) {
 				t.Errorf("%s: error %v, want one mentioning %q", c.name, err, m)
@@ -434,9 +434,9 @@ func TestAttributeGridOnCelebA(t *testing.T) {
 	if grid := testutil.PNGConfig(t, filepath.Join(gen, "samples.png")); grid.Width < 5*64 || grid.Width >= 6*64 || grid.Height >= 2*64 {
 		t.Errorf("sample grid %d×%d pixels, want one row of five 64×64 images", grid.Width, grid.Height)
 	}
-	o := options{runDir: runDir, data: "celeba64", dataDir: root, backend: testutil.BackendName(), reconN: 4, batch: 4, chains: 2, chainSteps: 100,
-		maxLag: 10, anomalyHoldout: -1, interpRows: 2, interpSteps: 3, attribute: "Smiling", attributeN: 8, attributeScale: 1.5, genSteps: 20}
-	if err := run(o); err != nil {
+	o := Options{Run: runDir, Data: "celeba64", DataDir: root, Backend: testutil.BackendName(), ReconN: 4, Batch: 4, Chains: 2, ChainSteps: 100,
+		MaxLag: 10, AnomalyHoldout: -1, InterpolationRows: 2, InterpolationSteps: 3, Attribute: "Smiling", AttributeN: 8, AttributeScale: 1.5, GenerationSteps: 20}
+	if err := Evaluate(o); err != nil {
 		t.Fatal(err)
 	}
 	// No FID asked for, and still the samples a person looks at first: a
@@ -452,17 +452,17 @@ func TestAttributeGridOnCelebA(t *testing.T) {
 
 	for _, c := range []struct {
 		name    string
-		edit    func(*options)
+		edit    func(*Options)
 		mention string
 	}{
-		{"unknown attribute", func(o *options) { o.attribute = "Wings" }, `"Wings"`},
-		{"another data set than the checkpoint's", func(o *options) { o.data, o.dataDir = "fashion-mnist", mnist.DefaultFashionDir }, "trained on celeba64"},
-		{"one group empty", func(o *options) { o.attribute = "Male" }, "need both groups"},
+		{"unknown attribute", func(o *Options) { o.Attribute = "Wings" }, `"Wings"`},
+		{"another data set than the checkpoint's", func(o *Options) { o.Data, o.DataDir = "fashion-mnist", mnist.DefaultFashionDir }, "trained on celeba64"},
+		{"one group empty", func(o *Options) { o.Attribute = "Male" }, "need both groups"},
 	} {
 		bad := o
-		bad.out = t.TempDir()
+		bad.Out = t.TempDir()
 		c.edit(&bad)
-		if err := run(bad); err == nil || !strings.Contains(err.Error(), c.mention) {
+		if err := Evaluate(bad); err == nil || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("%s: error %v, want one mentioning %s", c.name, err, c.mention)
 		}
 	}
@@ -596,39 +596,39 @@ func TestMapBatchesCoversPartialBatch(t *testing.T) {
 // Each numeric flag's range at its boundary: the last good value passes,
 // the first bad one is refused naming the flag.
 func TestFlagRangesAtTheirBoundaries(t *testing.T) {
-	valid := options{reconN: 1, batch: 1, chains: 2, chainSteps: 100, maxLag: 49, interpRows: 1, interpSteps: 2,
-		attribute: "Smiling", attributeN: 2, attributeScale: 0.5, inception: "weights.pth", fidSamples: 2}
+	valid := Options{ReconN: 1, Batch: 1, Chains: 2, ChainSteps: 100, MaxLag: 49, InterpolationRows: 1, InterpolationSteps: 2,
+		Attribute: "Smiling", AttributeN: 2, AttributeScale: 0.5, Inception: "weights.pth", FIDSamples: 2}
 	if err := valid.checkValues(); err != nil {
 		t.Fatalf("the boundary values: %v", err)
 	}
 	shortestLag := valid
-	shortestLag.maxLag = 1
+	shortestLag.MaxLag = 1
 	if err := shortestLag.checkValues(); err != nil {
 		t.Errorf("-max-lag 1: %v", err)
 	}
 	for _, tc := range []struct {
 		flag string
-		edit func(*options)
+		edit func(*Options)
 	}{
-		{"attribute-n", func(o *options) { o.attributeN = 1 }},
-		{"attribute-scale", func(o *options) { o.attributeScale = 0 }},
-		{"fid-samples", func(o *options) { o.fidSamples = 1 }},
-		{"fid-samples", func(o *options) { o.inception, o.classifierDir, o.fidSamples = "", "classifier", 1 }},
-		{"test-posterior-steps", func(o *options) { o.postSteps = -1 }},
-		{"test-posterior-step", func(o *options) { o.postStep = -0.1 }},
-		{"gen-steps", func(o *options) { o.genSteps = -1 }},
-		{"gen-step", func(o *options) { o.genStep = -0.1 }},
-		{"fid-train-n", func(o *options) { o.fidTrainN = -1 }},
-		{"bootstrap", func(o *options) { o.bootstrap = -1 }},
-		{"interp-rows", func(o *options) { o.interpRows = 0 }},
-		{"interp-steps", func(o *options) { o.interpSteps = 1 }},
-		{"recon-n", func(o *options) { o.reconN = 0 }},
-		{"batch", func(o *options) { o.batch = 0 }},
-		{"chains", func(o *options) { o.chains = 1 }},
-		{"chain-steps", func(o *options) { o.chainSteps = 50 }},
-		{"chain-steps", func(o *options) { o.chainSteps, o.maxLag = 120, 10 }},
-		{"max-lag", func(o *options) { o.maxLag = 0 }},
-		{"max-lag", func(o *options) { o.maxLag = 50 }},
+		{"attribute-n", func(o *Options) { o.AttributeN = 1 }},
+		{"attribute-scale", func(o *Options) { o.AttributeScale = 0 }},
+		{"fid-samples", func(o *Options) { o.FIDSamples = 1 }},
+		{"fid-samples", func(o *Options) { o.Inception, o.Classifier, o.FIDSamples = "", "classifier", 1 }},
+		{"test-posterior-steps", func(o *Options) { o.PosteriorSteps = -1 }},
+		{"test-posterior-step", func(o *Options) { o.PosteriorStep = -0.1 }},
+		{"gen-steps", func(o *Options) { o.GenerationSteps = -1 }},
+		{"gen-step", func(o *Options) { o.GenerationStep = -0.1 }},
+		{"fid-train-n", func(o *Options) { o.FIDTrainN = -1 }},
+		{"bootstrap", func(o *Options) { o.Bootstrap = -1 }},
+		{"interp-rows", func(o *Options) { o.InterpolationRows = 0 }},
+		{"interp-steps", func(o *Options) { o.InterpolationSteps = 1 }},
+		{"recon-n", func(o *Options) { o.ReconN = 0 }},
+		{"batch", func(o *Options) { o.Batch = 0 }},
+		{"chains", func(o *Options) { o.Chains = 1 }},
+		{"chain-steps", func(o *Options) { o.ChainSteps = 50 }},
+		{"chain-steps", func(o *Options) { o.ChainSteps, o.MaxLag = 120, 10 }},
+		{"max-lag", func(o *Options) { o.MaxLag = 0 }},
+		{"max-lag", func(o *Options) { o.MaxLag = 50 }},
 	} {
 		o := valid
 		tc.edit(&o)
@@ -638,7 +638,7 @@ func TestFlagRangesAtTheirBoundaries(t *testing.T) {
 	}
 	// Without an attribute or FID, their flags are not checked.
 	unused := valid
-	unused.attribute, unused.inception, unused.attributeN, unused.attributeScale, unused.fidSamples = "", "", 0, 0, 0
+	unused.Attribute, unused.Inception, unused.AttributeN, unused.AttributeScale, unused.FIDSamples = "", "", 0, 0, 0
 	if err := unused.checkValues(); err != nil {
 		t.Errorf("flags of unused features: %v", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package lebmeval
 
 import (
 	"fmt"
@@ -15,45 +15,45 @@ import (
 
 // attributeGrid writes attribute_NAME.png: the attribute direction
 // d = mean z(with) − mean z(without) over the posterior latents of the
-// first o.attributeN test images, then one row per test image, decoding its
-// posterior latent moved by α·d for o.interpSteps values of α from
-// −o.attributeScale to +o.attributeScale.
-func attributeGrid(model *lebm.Model, test *datasets.Images, o options, out string) error {
-	n := min(o.attributeN, test.N)
-	files, err := celeba.SplitFiles(o.dataDir, byname.CelebAOptions(o.data, "test", n))
+// first o.AttributeN test images, then one row per test image, decoding its
+// posterior latent moved by α·d for o.InterpolationSteps values of α from
+// −o.AttributeScale to +o.AttributeScale.
+func attributeGrid(model *lebm.Model, test *datasets.Images, o Options, out string) error {
+	n := min(o.AttributeN, test.N)
+	files, err := celeba.SplitFiles(o.DataDir, byname.CelebAOptions(o.Data, "test", n))
 	if err != nil {
 		return err
 	}
-	table, err := celeba.Attributes(o.dataDir)
+	table, err := celeba.Attributes(o.DataDir)
 	if err != nil {
 		return err
 	}
-	with, without, err := table.Select(files[:n], o.attribute)
+	with, without, err := table.Select(files[:n], o.Attribute)
 	if err != nil {
 		return err
 	}
 	if len(with) == 0 || len(without) == 0 {
 		return fmt.Errorf("attribute %s: %d of the first %d test images have it and %d do not; need both groups (raise -attribute-n)",
-			o.attribute, len(with), n, len(without))
+			o.Attribute, len(with), n, len(without))
 	}
 	nz := model.Config().Generator.Nz
-	z, err := mapBatches(test, n, o.batch, "posterior samples", model.PosteriorSample)
+	z, err := mapBatches(test, n, o.Batch, "posterior samples", model.PosteriorSample)
 	if err != nil {
 		return err
 	}
-	rows := make([]int, min(o.interpRows, n))
+	rows := make([]int, min(o.InterpolationRows, n))
 	for i := range rows {
 		rows[i] = i
 	}
-	latents := attributeLatents(z, nz, with, without, rows, attributeAlphas(o.attributeScale, o.interpSteps))
+	latents := attributeLatents(z, nz, with, without, rows, attributeAlphas(o.AttributeScale, o.InterpolationSteps))
 	images, err := model.Decode(tensors.FromFlatDataAndDimensions(latents, len(latents)/nz, nz))
 	if err != nil {
 		return err
 	}
 	defer images.FinalizeAll()
-	fmt.Printf("attribute %s: direction from %d images with it and %d without\n", o.attribute, len(with), len(without))
-	return plots.WriteImageGrid(filepath.Join(out, "attribute_"+o.attribute+".png"), tensors.MustCopyFlatData[float32](images),
-		len(latents)/nz, test.Height, test.Width, test.Channels, o.interpSteps)
+	fmt.Printf("attribute %s: direction from %d images with it and %d without\n", o.Attribute, len(with), len(without))
+	return plots.WriteImageGrid(filepath.Join(out, "attribute_"+o.Attribute+".png"), tensors.MustCopyFlatData[float32](images),
+		len(latents)/nz, test.Height, test.Width, test.Channels, o.InterpolationSteps)
 }
 
 // attributeAlphas returns steps multiples of the attribute direction,

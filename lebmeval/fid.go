@@ -1,4 +1,4 @@
-package main
+package lebmeval
 
 import (
 	"crypto/sha256"
@@ -73,7 +73,7 @@ func checkFIDSamples(n, dim int, what string) error {
 // sampleMetrics are the FIDs computed on generated samples, their networks
 // loaded and checked before the (slow) sampling.
 type sampleMetrics struct {
-	o         options
+	o         Options
 	inception *fid.Network // nil: no FID
 	// statsPath is where the Inception training statistics are cached;
 	// mu and sigma hold them when the cache existed, nil to compute them.
@@ -87,21 +87,21 @@ type sampleMetrics struct {
 
 // loadSampleMetrics loads what -inception and -classifier name and checks
 // them against the generator's h×w×c images and the number of samples.
-func loadSampleMetrics(b backends.Backend, o options, h, w, c int) (*sampleMetrics, error) {
+func loadSampleMetrics(b backends.Backend, o Options, h, w, c int) (*sampleMetrics, error) {
 	m := &sampleMetrics{o: o}
 	var err error
-	if o.inception != "" {
-		if m.inception, err = fid.Load(b, o.inception); err != nil {
+	if o.Inception != "" {
+		if m.inception, err = fid.Load(b, o.Inception); err != nil {
 			return nil, fmt.Errorf("flag -inception: %w", err)
 		}
-		if err := checkFIDSamples(o.fidSamples, m.inception.FeatureDim(), "Inception"); err != nil {
+		if err := checkFIDSamples(o.FIDSamples, m.inception.FeatureDim(), "Inception"); err != nil {
 			return nil, fmt.Errorf("flag -inception: %w", err)
 		}
 		if err := m.loadInceptionStats(); err != nil {
 			return nil, err
 		}
 	}
-	if o.classifierDir != "" {
+	if o.Classifier != "" {
 		if err := m.loadClassifier(b, h, w, c); err != nil {
 			return nil, fmt.Errorf("flag -classifier: %w", err)
 		}
@@ -110,12 +110,12 @@ func loadSampleMetrics(b backends.Backend, o options, h, w, c int) (*sampleMetri
 }
 
 func (m *sampleMetrics) loadClassifier(b backends.Backend, h, w, c int) error {
-	clf, err := classifier.Load(b, training.Folder{Dir: m.o.classifierDir}.Checkpoints())
+	clf, err := classifier.Load(b, training.Folder{Dir: m.o.Classifier}.Checkpoints())
 	if err != nil {
 		return err
 	}
 	cfg := clf.Config()
-	mu, sigma, err := eval.LoadStats(filepath.Join(m.o.classifierDir, classifier.StatsFile))
+	mu, sigma, err := eval.LoadStats(filepath.Join(m.o.Classifier, classifier.StatsFile))
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (m *sampleMetrics) loadClassifier(b backends.Backend, h, w, c int) error {
 	if cfg.Height != h || cfg.Width != w || cfg.Channels != c {
 		return fmt.Errorf("the classifier takes %d×%d×%d images, the checkpoint's generator makes %d×%d×%d", cfg.Height, cfg.Width, cfg.Channels, h, w, c)
 	}
-	if err := checkFIDSamples(m.o.fidSamples, len(mu), "classifier"); err != nil {
+	if err := checkFIDSamples(m.o.FIDSamples, len(mu), "classifier"); err != nil {
 		return err
 	}
 	m.clf, m.clfMu, m.clfSigma = clf, mu, sigma
@@ -143,7 +143,7 @@ func (m *sampleMetrics) compute(samples *datasets.Images, s *eval.Report, resamp
 		fmt.Printf("FID %.4f (%d samples)\n", s.FID, samples.N)
 	}
 	if m.clf != nil {
-		ev, err := m.clf.Evaluate(samples, m.o.batch)
+		ev, err := m.clf.Evaluate(samples, m.o.Batch)
 		if err != nil {
 			return fmt.Errorf("flag -classifier: %w", err)
 		}
@@ -153,7 +153,7 @@ func (m *sampleMetrics) compute(samples *datasets.Images, s *eval.Report, resamp
 		if s.ClassifierFIDInterval, err = fidInterval(ev.Features, m.clfMu, m.clfSigma, resamples); err != nil {
 			return fmt.Errorf("flag -classifier: %w", err)
 		}
-		s.Classifier = m.o.classifierDir
+		s.Classifier = m.o.Classifier
 		fmt.Printf("classifier-FID %.4f (%d samples)\n", s.ClassifierFID, samples.N)
 	}
 	return nil
@@ -171,11 +171,11 @@ func (m *sampleMetrics) inceptionFID(samples *datasets.Images, s *eval.Report, r
 			return err
 		}
 	}
-	features, err := withBar(net, "Inception features of the samples", func() ([]float64, error) { return net.Features(samples, o.batch) })
+	features, err := withBar(net, "Inception features of the samples", func() ([]float64, error) { return net.Features(samples, o.Batch) })
 	if err != nil {
 		return err
 	}
-	s.Inception, s.FIDStats = o.inception, m.statsPath
+	s.Inception, s.FIDStats = o.Inception, m.statsPath
 	if s.FID, err = eval.FrechetDistanceToStats(features, m.mu, m.sigma); err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func fidInterval(features, mu []float64, sigma mat.Symmetric, resamples int) (*e
 // them: either way before the slow sampling.
 func (m *sampleMetrics) loadInceptionStats() error {
 	o, dim := m.o, m.inception.FeatureDim()
-	m.statsPath = o.fidStats
+	m.statsPath = o.FIDStats
 	if m.statsPath == "" {
 		var err error
 		if m.statsPath, err = defaultFIDStatsPath(o); err != nil {
@@ -208,8 +208,8 @@ func (m *sampleMetrics) loadInceptionStats() error {
 	mu, sigma, err := eval.LoadStats(m.statsPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if o.fidTrainN > 0 && o.fidTrainN <= dim {
-			return fmt.Errorf("flag -fid-train-n %d: want more training images than the %d Inception feature dimensions (or 0: all)", o.fidTrainN, dim)
+		if o.FIDTrainN > 0 && o.FIDTrainN <= dim {
+			return fmt.Errorf("flag -fid-train-n %d: want more training images than the %d Inception feature dimensions (or 0: all)", o.FIDTrainN, dim)
 		}
 		return nil
 	case err != nil:
@@ -223,16 +223,16 @@ func (m *sampleMetrics) loadInceptionStats() error {
 
 // trainingStats computes the Inception statistics of the training split
 // and caches them in path.
-func trainingStats(net *fid.Network, o options, path string) ([]float64, *mat.SymDense, error) {
-	train, err := lebmrun.LoadImages(o.runDir, o.data, o.dataDir, "train", o.fidTrainN)
+func trainingStats(net *fid.Network, o Options, path string) ([]float64, *mat.SymDense, error) {
+	train, err := lebmrun.LoadImages(o.Run, o.Data, o.DataDir, "train", o.FIDTrainN)
 	if err != nil {
 		return nil, nil, fmt.Errorf("training statistics: %w", err)
 	}
-	train = train.Head(o.fidTrainN)
+	train = train.Head(o.FIDTrainN)
 	if err := checkFIDSamples(train.N, net.FeatureDim(), "Inception"); err != nil {
 		return nil, nil, fmt.Errorf("training statistics of %s (-fid-train-n): %w", train.Name, err)
 	}
-	features, err := withBar(net, "Inception features of "+train.Name, func() ([]float64, error) { return net.Features(train, o.batch) })
+	features, err := withBar(net, "Inception features of "+train.Name, func() ([]float64, error) { return net.Features(train, o.Batch) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -271,23 +271,23 @@ func withBar(net *fid.Network, what string, fn func() ([]float64, error)) ([]flo
 }
 
 // defaultFIDStatsPath names the statistics cache by what they depend on.
-func defaultFIDStatsPath(o options) (string, error) {
-	f, err := os.Open(o.inception)
+func defaultFIDStatsPath(o Options) (string, error) {
+	f, err := os.Open(o.Inception)
 	if err != nil {
 		return "", fmt.Errorf("-inception: %w", err)
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("-inception %s: %w", o.inception, err)
+		return "", fmt.Errorf("-inception %s: %w", o.Inception, err)
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("no cache folder for the FID training statistics (set -fid-stats): %w", err)
 	}
 	n := "all"
-	if o.fidTrainN > 0 {
-		n = fmt.Sprint(o.fidTrainN)
+	if o.FIDTrainN > 0 {
+		n = fmt.Sprint(o.FIDTrainN)
 	}
-	return filepath.Join(cache, "edlebm", "fid", fmt.Sprintf("%s-train-%s-%s.stats", o.data, n, hex.EncodeToString(h.Sum(nil))[:12])), nil
+	return filepath.Join(cache, "edlebm", "fid", fmt.Sprintf("%s-train-%s-%s.stats", o.Data, n, hex.EncodeToString(h.Sum(nil))[:12])), nil
 }

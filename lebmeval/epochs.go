@@ -1,4 +1,4 @@
-package main
+package lebmeval
 
 import (
 	"fmt"
@@ -18,8 +18,8 @@ const snapshotSeed = 1
 // evaluateEpochs measures the run's end-of-epoch snapshots at paths
 // (oldest first) as run measured its checkpoint, without the pictures: the
 // reconstruction MSE of the first reconN test images, the FIDs of metrics
-// (nil: none) and R̂ of o.chains prior chains, appended to s.Epochs.
-func evaluateEpochs(b backends.Backend, paths []string, o options, test *datasets.Images, reconN int, metrics *sampleMetrics, s *eval.Report) error {
+// (nil: none) and R̂ of o.Chains prior chains, appended to s.Epochs.
+func evaluateEpochs(b backends.Backend, paths []string, o Options, test *datasets.Images, reconN int, metrics *sampleMetrics, s *eval.Report) error {
 	return eachSnapshot(b, paths, o, func(path string, model *lebm.Model) error {
 		e, err := evaluateSnapshot(model, path, o, test, reconN, metrics)
 		if err != nil {
@@ -41,7 +41,7 @@ func evaluateEpochs(b backends.Backend, paths []string, o options, test *dataset
 // eachSnapshot calls fn with each checkpoint of paths loaded (with the
 // sampler flags): the first loaded, the others restored into it
 // (lebm.Model.Restore), so that the graphs compile once.
-func eachSnapshot(b backends.Backend, paths []string, o options, fn func(path string, model *lebm.Model) error) error {
+func eachSnapshot(b backends.Backend, paths []string, o Options, fn func(path string, model *lebm.Model) error) error {
 	var model *lebm.Model
 	for _, path := range paths {
 		var err error
@@ -62,7 +62,7 @@ func eachSnapshot(b backends.Backend, paths []string, o options, fn func(path st
 
 // evaluateSnapshot measures the snapshot at path, loaded as model, for
 // evaluateEpochs.
-func evaluateSnapshot(model *lebm.Model, path string, o options, test *datasets.Images, reconN int, metrics *sampleMetrics) (eval.EpochReport, error) {
+func evaluateSnapshot(model *lebm.Model, path string, o Options, test *datasets.Images, reconN int, metrics *sampleMetrics) (eval.EpochReport, error) {
 	e := eval.EpochReport{Checkpoint: path}
 	var err error
 	if err := model.Seed(snapshotSeed); err != nil {
@@ -72,13 +72,13 @@ func evaluateSnapshot(model *lebm.Model, path string, o options, test *datasets.
 		return e, err
 	}
 	e.Step = model.Step()
-	_, imageErrors, err := reconstruct(model, test, reconN, o.batch)
+	_, imageErrors, err := reconstruct(model, test, reconN, o.Batch)
 	if err != nil {
 		return e, err
 	}
 	e.ReconstructionMSE = stat.Mean(imageErrors, nil)
 	if metrics != nil {
-		samples, _, err := generateSamples(model, o.fidSamples, o.batch)
+		samples, _, err := generateSamples(model, o.FIDSamples, o.Batch)
 		if err != nil {
 			return e, err
 		}
@@ -88,7 +88,7 @@ func evaluateSnapshot(model *lebm.Model, path string, o options, test *datasets.
 		}
 		e.ClassifierFID, e.FID = fids.ClassifierFID, fids.FID
 	}
-	energies, err := model.PriorChainEnergies(o.chains, o.chainSteps, 50)
+	energies, err := model.PriorChainEnergies(o.Chains, o.ChainSteps, 50)
 	if err != nil {
 		return e, err
 	}

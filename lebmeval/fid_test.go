@@ -1,4 +1,4 @@
-package main
+package lebmeval
 
 import (
 	"math"
@@ -18,23 +18,23 @@ import (
 
 // narrowInception is the width-16 FID network with random weights that the
 // fid package's tests check against PyTorch: 128-d features.
-const narrowInception = "../../fid/testdata/inception-d16.pth"
+const narrowInception = "../fid/testdata/inception-d16.pth"
 
 // fidOptions evaluates runDir with the narrow network and nothing else slow.
-func fidOptions(t *testing.T, runDir string) options {
-	return options{runDir: runDir, data: "fashion-mnist", dataDir: mnist.DefaultFashionDir, backend: testutil.BackendName(), reconN: 43, batch: 43, chains: 2,
-		chainSteps: 100, maxLag: 10, anomalyHoldout: -1, interpRows: 1, interpSteps: 2, out: t.TempDir(),
-		inception: narrowInception, fidStats: filepath.Join(t.TempDir(), "cache", "stats.bin"), fidSamples: 129, fidTrainN: 129,
-		postSteps: 3, genSteps: 100, genStep: 0.25}
+func fidOptions(t *testing.T, runDir string) Options {
+	return Options{Run: runDir, Data: "fashion-mnist", DataDir: mnist.DefaultFashionDir, Backend: testutil.BackendName(), ReconN: 43, Batch: 43, Chains: 2,
+		ChainSteps: 100, MaxLag: 10, AnomalyHoldout: -1, InterpolationRows: 1, InterpolationSteps: 2, Out: t.TempDir(),
+		Inception: narrowInception, FIDStats: filepath.Join(t.TempDir(), "cache", "stats.bin"), FIDSamples: 129, FIDTrainN: 129,
+		PosteriorSteps: 3, GenerationSteps: 100, GenerationStep: 0.25}
 }
 
 func TestInceptionFID(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
 	o := fidOptions(t, savedRun(t, -1))
-	if err := run(o); err != nil {
+	if err := Evaluate(o); err != nil {
 		t.Fatal(err)
 	}
-	s, err := eval.ReadReport(o.out)
+	s, err := eval.ReadReport(o.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,13 +42,13 @@ func TestInceptionFID(t *testing.T) {
 		t.Errorf("summary samplers %d × %v and %d × %v, want the flags' 3 × 0.1 (the checkpoint's step) and 100 × 0.25",
 			s.TestPosteriorSteps, s.TestPosteriorStepSize, s.GenerationSteps, s.GenerationStepSize)
 	}
-	if s.FIDSamples != 129 || s.Inception != narrowInception || s.FIDStats != o.fidStats || !(s.FID > 0) || math.IsInf(s.FID, 0) {
+	if s.FIDSamples != 129 || s.Inception != narrowInception || s.FIDStats != o.FIDStats || !(s.FID > 0) || math.IsInf(s.FID, 0) {
 		t.Errorf("summary %+v: want a finite positive FID of 129 samples", s)
 	}
 	// The cache holds the statistics of the first -fid-train-n training
 	// images: recompute their features and, by plain loops, their mean and
 	// (n−1)-normalised covariance.
-	mu, sigma, err := eval.LoadStats(o.fidStats)
+	mu, sigma, err := eval.LoadStats(o.FIDStats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestInceptionFID(t *testing.T) {
 		}
 	}
 	testutil.AssertAllClose(t, "cached covariance", gotSigma, wantSigma, 1e-9)
-	if _, err := os.Stat(filepath.Join(o.out, "samples.png")); err != nil {
+	if _, err := os.Stat(filepath.Join(o.Out, "samples.png")); err != nil {
 		t.Error(err)
 	}
 }
@@ -101,29 +101,29 @@ func TestInceptionFIDBadInput(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		edit    func(*options)
+		edit    func(*Options)
 		mention []string
 	}{
-		{"no weights file", func(o *options) { o.inception = "none.pth" }, []string{"-inception", "none.pth"}},
-		{"not a state dict", func(o *options) { o.inception = "../../fid/testdata/not-a-state-dict.pth" }, []string{"-inception", "want a state dict"}},
-		{"too few samples", func(o *options) { o.fidSamples = 100 }, []string{"-fid-samples 100", "128 Inception feature dimensions"}},
-		{"too few training images", func(o *options) { o.fidTrainN = 50 }, []string{"-fid-train-n", "50"}},
-		{"negative training images", func(o *options) { o.fidTrainN = -1 }, []string{"-fid-train-n -1"}},
-		{"statistics of another network", func(o *options) { o.fidStats = wrongDim }, []string{"-fid-stats", "3-d statistics", "128-d"}},
+		{"no weights file", func(o *Options) { o.Inception = "none.pth" }, []string{"-inception", "none.pth"}},
+		{"not a state dict", func(o *Options) { o.Inception = "../fid/testdata/not-a-state-dict.pth" }, []string{"-inception", "want a state dict"}},
+		{"too few samples", func(o *Options) { o.FIDSamples = 100 }, []string{"-fid-samples 100", "128 Inception feature dimensions"}},
+		{"too few training images", func(o *Options) { o.FIDTrainN = 50 }, []string{"-fid-train-n", "50"}},
+		{"negative training images", func(o *Options) { o.FIDTrainN = -1 }, []string{"-fid-train-n -1"}},
+		{"statistics of another network", func(o *Options) { o.FIDStats = wrongDim }, []string{"-fid-stats", "3-d statistics", "128-d"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := fidOptions(t, runDir)
-			o.out = filepath.Join(o.out, "eval")
+			o.Out = filepath.Join(o.Out, "eval")
 			c.edit(&o)
-			err := run(o)
+			err := Evaluate(o)
 			for _, m := range c.mention {
 				if err == nil || !strings.Contains(err.Error(), m) {
 					t.Errorf("error %v, want one mentioning %q", err, m)
 				}
 			}
 			// Refused before the slow work, which starts by creating -out.
-			if _, err := os.Stat(o.out); err == nil {
-				t.Errorf("-out %s was created", o.out)
+			if _, err := os.Stat(o.Out); err == nil {
+				t.Errorf("-out %s was created", o.Out)
 			}
 		})
 	}
@@ -138,7 +138,7 @@ func TestDefaultFIDStatsPathNamesItsInputs(t *testing.T) {
 		}
 	}
 	name := func(weights, data string, n int) string {
-		p, err := defaultFIDStatsPath(options{inception: weights, data: data, fidTrainN: n})
+		p, err := defaultFIDStatsPath(Options{Inception: weights, Data: data, FIDTrainN: n})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +153,7 @@ func TestDefaultFIDStatsPathNamesItsInputs(t *testing.T) {
 			t.Errorf("different inputs share the statistics file %s", base)
 		}
 	}
-	if _, err := defaultFIDStatsPath(options{inception: filepath.Join(dir, "none.pth")}); err == nil || !strings.Contains(err.Error(), "-inception") {
+	if _, err := defaultFIDStatsPath(Options{Inception: filepath.Join(dir, "none.pth")}); err == nil || !strings.Contains(err.Error(), "-inception") {
 		t.Errorf("missing weights: error %v, want one naming -inception", err)
 	}
 }
@@ -176,7 +176,7 @@ func TestClassifierFIDOfASetAgainstItselfAndAShiftedCopy(t *testing.T) {
 	}
 	fidOf := func() float64 {
 		t.Helper()
-		o := options{classifierDir: dir, fidSamples: 32, batch: 16}
+		o := Options{Classifier: dir, FIDSamples: 32, Batch: 16}
 		m, err := loadSampleMetrics(testutil.Backend(), o, 28, 28, 1)
 		if err != nil {
 			t.Fatal(err)

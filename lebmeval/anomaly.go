@@ -1,4 +1,4 @@
-package main
+package lebmeval
 
 import (
 	"fmt"
@@ -16,11 +16,11 @@ import (
 // scoreAnomalies rebuilds the run's anomaly-detection split, scores (an
 // evenly spaced subset of) its test images with lebm's anomaly score and
 // computes the AUPRC with anomalies as positives: for model, or for each of
-// the last o.anomalyCkpts epoch snapshots, averaged. Each model scores from
-// the random stream o.anomalySeed, so that the AUPRCs differ by the models
+// the last o.AnomalyCheckpoints epoch snapshots, averaged. Each model scores from
+// the random stream o.AnomalySeed, so that the AUPRCs differ by the models
 // alone and a checkpoint's score does not depend on what ran before. The scores go to
 // eval.AnomalyScoresFile in out.
-func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string, s *eval.Report) error {
+func scoreAnomalies(b backends.Backend, model *lebm.Model, o Options, out string, s *eval.Report) error {
 	images, labels, err := anomalyTestSet(o)
 	if err != nil {
 		return err
@@ -31,13 +31,13 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 			s.AnomalyPositives++
 		}
 	}
-	fromSnapshots := o.anomalyCkpts > 0
+	fromSnapshots := o.AnomalyCheckpoints > 0
 	var columns [][]float64
 	score := func(name string, m *lebm.Model) error {
-		if err := m.Seed(o.anomalySeed); err != nil {
+		if err := m.Seed(o.AnomalySeed); err != nil {
 			return err
 		}
-		scores, auprc, err := anomalyAUPRC(m, images, labels, o.batch)
+		scores, auprc, err := anomalyAUPRC(m, images, labels, o.Batch)
 		if err != nil {
 			return err
 		}
@@ -49,15 +49,15 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 		return nil
 	}
 	if fromSnapshots {
-		snapshots := training.Folder{Dir: o.runDir}.Epochs()
+		snapshots := training.Folder{Dir: o.Run}.Epochs()
 		paths, err := lebm.Checkpoints(snapshots)
 		if err != nil {
-			return fmt.Errorf("-anomaly-checkpoints %d: %w (train with -keep-epochs)", o.anomalyCkpts, err)
+			return fmt.Errorf("-anomaly-checkpoints %d: %w (train with -keep-epochs)", o.AnomalyCheckpoints, err)
 		}
-		if len(paths) < o.anomalyCkpts {
-			return fmt.Errorf("-anomaly-checkpoints %d: %s holds only %d snapshots", o.anomalyCkpts, snapshots, len(paths))
+		if len(paths) < o.AnomalyCheckpoints {
+			return fmt.Errorf("-anomaly-checkpoints %d: %s holds only %d snapshots", o.AnomalyCheckpoints, snapshots, len(paths))
 		}
-		err = eachSnapshot(b, paths[len(paths)-o.anomalyCkpts:], o, score)
+		err = eachSnapshot(b, paths[len(paths)-o.AnomalyCheckpoints:], o, score)
 	} else {
 		err = score(s.Checkpoint, model)
 	}
@@ -69,26 +69,26 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o options, out string
 		s.AnomalyAUPRC += a / float64(len(s.AnomalyAUPRCs))
 	}
 	fmt.Printf("anomaly detection, class %d held out: AUPRC %.4f on %d test images (mean over %d checkpoints)\n",
-		o.anomalyHoldout, s.AnomalyAUPRC, s.AnomalyImages, len(s.AnomalyAUPRCs))
+		o.AnomalyHoldout, s.AnomalyAUPRC, s.AnomalyImages, len(s.AnomalyAUPRCs))
 	return eval.WriteAnomalyScores(filepath.Join(out, eval.AnomalyScoresFile), labels, columns)
 }
 
 // anomalyTestSet returns the (subset of the) anomaly-detection test split
 // to score, a whole number of batches, and which images are anomalies.
-func anomalyTestSet(o options) (*datasets.Images, []bool, error) {
-	train, err := lebmrun.LoadImages(o.runDir, o.data, o.dataDir, "train", 0)
+func anomalyTestSet(o Options) (*datasets.Images, []bool, error) {
+	train, err := lebmrun.LoadImages(o.Run, o.Data, o.DataDir, "train", 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	test, err := lebmrun.LoadImages(o.runDir, o.data, o.dataDir, "test", 0)
+	test, err := lebmrun.LoadImages(o.Run, o.Data, o.DataDir, "test", 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	split, err := datasets.PaperAnomalySplit(train, test, o.anomalyHoldout)
+	split, err := datasets.PaperAnomalySplit(train, test, o.AnomalyHoldout)
 	if err != nil {
 		return nil, nil, err
 	}
-	indices, err := evenlySpaced(split.Test.N, o.anomalyN, o.batch)
+	indices, err := evenlySpaced(split.Test.N, o.AnomalyN, o.Batch)
 	if err != nil {
 		return nil, nil, err
 	}
