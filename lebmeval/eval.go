@@ -162,7 +162,7 @@ func Evaluate(o Options) error {
 	if err := o.checkValues(); err != nil {
 		return err
 	}
-	runDir, reconN, batch := o.Run, o.ReconN, o.Batch
+	runDir := o.Run
 	out, err := o.outFolder()
 	if err != nil {
 		return err
@@ -202,32 +202,10 @@ func Evaluate(o Options) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("flag -out: %w", err)
 	}
-	if o.Attribute != "" {
-		if err := attributeGrid(model, test, o, out); err != nil {
-			return fmt.Errorf("flag -attribute: %w", err)
-		}
-	}
-	reconN = min(reconN, test.N) / batch * batch
-	if err := measureReconstructions(model, test, reconN, o, out, &s); err != nil {
+	reconN, err := measure(b, model, test, metrics, o, out, &s)
+	if err != nil {
 		return err
 	}
-	if err := interpolations(model, test.Pixels[:2*o.InterpolationRows*test.ImageSize()], o, out); err != nil {
-		return err
-	}
-	if o.AnomalyHoldout >= 0 {
-		if err := scoreAnomalies(b, model, o, out, &s); err != nil {
-			return fmt.Errorf("flag -anomaly-holdout: %w", err)
-		}
-	}
-	if err := measureSamples(model, o, metrics, out, &s); err != nil {
-		return err
-	}
-
-	if err := diagnoseChains(model, o, out, &s); err != nil {
-		return err
-	}
-	fmt.Printf("reconstruction MSE %.5f on %d test images; prior chains: R̂ %.4f, split R̂ %.4f\n",
-		s.ReconstructionMSE, reconN, s.RHat, s.SplitRHat)
 	if o.EachEpoch {
 		if err := evaluateEpochs(b, snapshots, o, test, reconN, metrics, &s); err != nil {
 			return fmt.Errorf("flag -each-epoch: %w", err)
@@ -238,6 +216,39 @@ func Evaluate(o Options) error {
 	}
 	// The run's page now shows this evaluation beside the paper's numbers.
 	return runreport.Write(runreport.Run{Dir: runDir, Config: cfg, Step: s.Step, Eval: &s, EvalDir: out})
+}
+
+// measure takes the measures of the latest checkpoint into s and writes
+// their pictures into out; it returns the number of test images
+// reconstructed.
+func measure(b backends.Backend, model *lebm.Model, test *datasets.Images, metrics *sampleMetrics, o Options, out string, s *eval.Report) (reconN int, err error) {
+	if o.Attribute != "" {
+		if err := attributeGrid(model, test, o, out); err != nil {
+			return 0, fmt.Errorf("flag -attribute: %w", err)
+		}
+	}
+	reconN = min(o.ReconN, test.N) / o.Batch * o.Batch
+	if err := measureReconstructions(model, test, reconN, o, out, s); err != nil {
+		return 0, err
+	}
+	if err := interpolations(model, test.Pixels[:2*o.InterpolationRows*test.ImageSize()], o, out); err != nil {
+		return 0, err
+	}
+	if o.AnomalyHoldout >= 0 {
+		if err := scoreAnomalies(b, model, o, out, s); err != nil {
+			return 0, fmt.Errorf("flag -anomaly-holdout: %w", err)
+		}
+	}
+	if err := measureSamples(model, o, metrics, out, s); err != nil {
+		return 0, err
+	}
+
+	if err := diagnoseChains(model, o, out, s); err != nil {
+		return 0, err
+	}
+	fmt.Printf("reconstruction MSE %.5f on %d test images; prior chains: R̂ %.4f, split R̂ %.4f\n",
+		s.ReconstructionMSE, reconN, s.RHat, s.SplitRHat)
+	return reconN, nil
 }
 
 // loadModel loads the run's checkpoint from ckpt, with the samplers the

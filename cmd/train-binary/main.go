@@ -29,10 +29,10 @@ import (
 
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/cmd/internal/binaryflags"
-	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/densityrun"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/training"
 )
 

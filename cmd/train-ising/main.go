@@ -28,9 +28,9 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/edlebm/edlebm/backend"
-	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/datasets/ising"
 	"github.com/edlebm/edlebm/discrete"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/training"
 )

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/edlebm/edlebm/backend"
-	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/datasets/imagefolder"
 	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/lebmrun"
 	"github.com/edlebm/edlebm/nets"

@@ -21,9 +21,9 @@ import (
 	"strings"
 
 	"github.com/edlebm/edlebm/backend"
-	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/densityrun"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/training"
 )
 
