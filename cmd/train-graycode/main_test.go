@@ -91,7 +91,8 @@ func TestShortRunWritesPicturesAndTable(t *testing.T) {
 // its metrics log and the same results table.
 func TestStopSignalSavesAndResumes(t *testing.T) {
 	runWith := func(out string, stop chan os.Signal) error {
-		o, err := parseFlags([]string{"-backend", testutil.BackendName(), "-data", "8gaussians", "-methods", "bcd", "-steps", "6", "-batch", "16",
+		// SimpleGo: three tiny runs, where XLA would spend seconds compiling.
+		o, err := parseFlags([]string{"-backend", "go", "-data", "8gaussians", "-methods", "bcd", "-steps", "6", "-batch", "16",
 			"-hidden", "8", "-grid", "10", "-mmd-n", "50", "-out", out})
 		if err != nil {
 			t.Fatal(err)
