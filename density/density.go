@@ -162,12 +162,12 @@ func (c *Config) params() []settings.Param {
 		{Key: "cd_no_noise", Ptr: &c.CD.Langevin.NoNoise},
 		{Key: "cd_reg", Ptr: &c.CD.Reg, Flag: "cd-reg", Usage: "CD: weight α of the regulariser α·mean(E⁺² + E⁻²)"},
 		{Key: "dsm_variance", Ptr: &c.DSMVariance, Flag: "dsm-t", Usage: "denoising score matching (method dsm): noise variance t"},
-		{Key: "bed_epsilon", Ptr: &c.BED.Epsilon},
-		{Key: "bed_m", Ptr: &c.BED.M},
-		{Key: "bed_w", Ptr: &c.BED.W},
+		{Key: "bed_epsilon", Ptr: &c.BED.Epsilon, Flag: "bed-epsilon", Usage: "Bernoulli ED: bit-flip probability ε"},
+		{Key: "bed_m", Ptr: &c.BED.M, Flag: "bed-m", Usage: "Bernoulli ED: negative samples M per data point"},
+		{Key: "bed_w", Ptr: &c.BED.W, Flag: "bed-w", Usage: "Bernoulli ED: stabiliser w (0 disables it)"},
 		{Key: "cd_sampler", Ptr: &c.CDSampler, Optional: true, Absent: "gibbs"}, // checkpoints before Gibbs with gradients
-		{Key: "gibbs_sweeps", Ptr: &c.GibbsSweeps},
-		{Key: "gwg_steps", Ptr: &c.GWGSteps, Optional: true, Absent: 40},
+		{Key: "gibbs_sweeps", Ptr: &c.GibbsSweeps, Flag: "gibbs-sweeps", Usage: "CD on bits (Gibbs chains): sweeps of the persistent chains per step"},
+		{Key: "gwg_steps", Ptr: &c.GWGSteps, Optional: true, Absent: 40, Flag: "gwg-steps", Usage: "CD on bits (Gibbs-with-gradients chains): chain steps per training step"},
 		{Key: "mlp_hidden", Ptr: &c.MLP.Hidden, Flag: "hidden", Usage: "hidden layer widths of the energy MLP (its depth is their number)"},
 		{Key: "mlp_activation", Ptr: &c.MLP.Activation, Flag: "activation", Usage: "activation of the energy MLP"},
 		{Key: "mlp_leaky_slope", Ptr: &c.MLP.LeakySlope},
@@ -202,9 +202,19 @@ func (c Config) Changes(base Config) []string { return settings.Changes(c.params
 // DeclareFlags declares on fs the short flags of the settings that have
 // one (-ed-t, -hidden, -lr, …; defaults' values shown by -h) and returns
 // the function that applies those the user gave to a Config, after the
-// flag set is parsed: the settings table is each flag's one home.
+// flag set is parsed: the settings table is each flag's one home. The
+// flags are those of the kind of data defaults.Method is for: points of
+// R^d (-ed-t, -cd-steps, -dsm-t, …) or bits (-bed-epsilon,
+// -gibbs-sweeps, …), and the network's and optimiser's for both.
 func DeclareFlags(fs *flag.FlagSet, defaults Config) func(*Config) error {
-	flags := settings.DeclareFlags(fs, defaults.params())
+	binary := slices.Contains(BinaryMethods, defaults.Method)
+	var declared []settings.Param
+	for _, p := range defaults.params() {
+		if kind, ok := flagKinds[strings.TrimPrefix(p.Key, ParamPrefix)]; !ok || kind == binary {
+			declared = append(declared, p)
+		}
+	}
+	flags := settings.DeclareFlags(fs, declared)
 	return func(c *Config) error {
 		c.MLP.Hidden = slices.Clone(c.MLP.Hidden) // not shared with the caller's
 		if err := flags.Apply(c.params()); err != nil {
@@ -218,6 +228,58 @@ func DeclareFlags(fs *flag.FlagSet, defaults Config) func(*Config) error {
 		}
 		return nil
 	}
+}
+
+// flagKinds says which settings' flags are for one kind of data only:
+// true for bits, false for points.
+var flagKinds = map[string]bool{
+	"ed_t": false, "ed_m": false, "ed_w": false, "cd_steps": false, "cd_reg": false, "dsm_variance": false,
+	"bed_epsilon": true, "bed_m": true, "bed_w": true, "gibbs_sweeps": true, "gwg_steps": true,
+}
+
+// ParseMethods reads a comma-separated list of methods (a command's
+// -methods), each one of allowed.
+func ParseMethods(list string, allowed []string) ([]string, error) {
+	methods := strings.Split(list, ",")
+	for i, m := range methods {
+		methods[i] = strings.TrimSpace(m)
+		if !slices.Contains(allowed, methods[i]) {
+			return nil, fmt.Errorf("flag -methods: %q: want one of %v", methods[i], allowed)
+		}
+	}
+	return methods, nil
+}
+
+// Configs returns one validated configuration per method:
+// DefaultConfig(method), then each of edits in turn (a command's own
+// defaults, the short flags given, DeclareFlags; nil ones are skipped),
+// then the GoMLX settings text set (WithSettings; a command's -set), which
+// may not change the method.
+func Configs(methods []string, set string, edits ...func(*Config) error) ([]Config, error) {
+	var out []Config
+	for _, method := range methods {
+		cfg := DefaultConfig(method)
+		for _, edit := range edits {
+			if edit == nil {
+				continue
+			}
+			if err := edit(&cfg); err != nil {
+				return nil, fmt.Errorf("method %s: %w", method, err)
+			}
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("method %s: %w", method, err)
+		}
+		cfg, err := cfg.WithSettings(set)
+		if err != nil {
+			return nil, fmt.Errorf("flag -set: method %s: %w", method, err)
+		}
+		if cfg.Method != method {
+			return nil, fmt.Errorf("flag -set: %smethod=%s: choose methods with -methods", ParamPrefix, cfg.Method)
+		}
+		out = append(out, cfg)
+	}
+	return out, nil
 }
 
 // SettingNames lists the names of the settings WithSettings accepts.

@@ -102,24 +102,7 @@ func (o Options) withDefaults() (Options, error) {
 
 // configs returns each method's validated configuration.
 func (o Options) configs() ([]density.Config, error) {
-	var out []density.Config
-	for _, method := range o.Methods {
-		cfg := density.DefaultConfig(method)
-		if o.Model != nil {
-			if err := o.Model(&cfg); err != nil {
-				return nil, err
-			}
-		}
-		cfg, err := cfg.WithSettings(o.Set)
-		if err != nil {
-			return nil, fmt.Errorf("flag -set: method %s: %w", method, err)
-		}
-		if cfg.Method != method {
-			return nil, fmt.Errorf("flag -set: %smethod=%s: choose methods with -methods", density.ParamPrefix, cfg.Method)
-		}
-		out = append(out, cfg)
-	}
-	return out, nil
+	return density.Configs(o.Methods, o.Set, o.Model)
 }
 
 // Train trains and measures every method of o in the run folder o.Out,

@@ -28,11 +28,11 @@ import (
 	"time"
 
 	"github.com/edlebm/edlebm/backend"
-	"github.com/edlebm/edlebm/cmd/internal/binaryflags"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/internal/flagcheck"
+	"github.com/edlebm/edlebm/nets"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -40,7 +40,13 @@ type options struct {
 	// stop ends the run after the step it receives in, saved
 	// (training.Steps); nil: never.
 	stop <-chan os.Signal
-	binaryflags.Flags
+	// methods and set are -methods and -set; model applies the short
+	// flags of density's settings table that were given (-hidden, -lr,
+	// -bed-epsilon, …).
+	methods, set string
+	model        func(*density.Config) error
+	// command is the command line, for results.md.
+	command                               string
 	data, dataDir, binarize, out, backend string
 	steps, batch, trainSize, testSize     int
 	aisChains, aisTemperatures            int
@@ -54,7 +60,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.data, "data", "fashion-mnist", "data set: "+strings.Join(densityrun.BinarySets, ", "))
 	fs.StringVar(&o.dataDir, "data-dir", "", "folder of the data set's files (default for fashion-mnist: "+mnist.DefaultFashionDir+"; docs/datasets.md)")
 	fs.StringVar(&o.binarize, "binarize", "dynamic", "static (one fixed draw of the training set) or dynamic (a fresh draw at every visit); the test set is binarised once")
-	fs.StringVar(&o.Methods, "methods", "bed,bcd", "comma-separated methods: bed (energy discrepancy, Bernoulli flips), bcd (contrastive divergence, persistent Gibbs-with-gradients chains)")
+	fs.StringVar(&o.methods, "methods", "bed,bcd", "comma-separated methods: bed (energy discrepancy, Bernoulli flips), bcd (contrastive divergence, persistent Gibbs-with-gradients chains)")
 	fs.StringVar(&o.out, "out", "out/binary", "output folder (a folder per method is made in it)")
 	fs.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
 	fs.IntVar(&o.steps, "steps", 3000, "training steps per method")
@@ -64,10 +70,10 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.aisChains, "ais-chains", 100, "annealed importance sampling chains")
 	fs.IntVar(&o.aisTemperatures, "ais-temperatures", 20000, "annealed importance sampling temperatures")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed (initialisation, batches, binarisation and noise)")
-	fs.Float64Var(&o.LearningRate, "lr", 1e-4, "Adam learning rate (Grathwohl et al.'s)")
-	fs.Float64Var(&o.EMADecay, "ema", 0.999, "decay of the parameter average that is evaluated and sampled")
-	fs.StringVar(&o.Hidden, "hidden", "256,256", "hidden layer widths of the energy MLP (swish)")
-	fs.StringVar(&o.Set, "set", "", "GoMLX context settings of the models, after the flags: \"toy_bed_epsilon=0.05;toy_gwg_steps=20\"; the settings: "+
+	defaults := density.DefaultConfig("bed")
+	commandDefaults(&defaults)
+	o.model = density.DeclareFlags(fs, defaults)
+	fs.StringVar(&o.set, "set", "", "GoMLX context settings of the models, after the flags: \"toy_bed_epsilon=0.05;toy_gwg_steps=20\"; the settings: "+
 		strings.Join(density.SettingNames(), ", "))
 	fs.DurationVar(&o.checkpointEvery, "checkpoint-every", 5*time.Minute, "time between checkpoints")
 	if err := fs.Parse(args); err != nil {
@@ -76,6 +82,7 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	o.command = strings.Join(append([]string{"train-binary"}, args...), " ")
 	if _, err := o.configs(); err != nil {
 		return o, err
 	}
@@ -101,11 +108,25 @@ func parseFlags(args []string) (options, error) {
 // one or two.
 const imageFlipProbability = 0.001
 
-// configs are the models' configurations: ε for images, and contrastive
-// divergence's chains moved by Gibbs with gradients (a Gibbs sweep of 784
-// bits costs 1568 energies).
+// commandDefaults are train-binary's settings where they differ from
+// density's: Grathwohl et al.'s network (256, 256, swish) and learning
+// rate (1e-4), ε for images, and contrastive divergence's chains moved by
+// Gibbs with gradients (a Gibbs sweep of 784 bits costs 1568 energies).
+func commandDefaults(c *density.Config) error {
+	c.MLP = nets.MLPConfig{Hidden: []int{256, 256}, Activation: nets.ActSwish}
+	c.LearningRate, c.EMADecay = 1e-4, 0.999
+	c.BED.Epsilon, c.CDSampler = imageFlipProbability, "gwg"
+	return nil
+}
+
+// configs are the models' configurations: density's defaults, the
+// command's, the short flags given, then -set.
 func (o options) configs() ([]density.Config, error) {
-	return o.Configs(func(c *density.Config) { c.BED.Epsilon, c.CDSampler = imageFlipProbability, "gwg" })
+	methods, err := density.ParseMethods(o.methods, density.BinaryMethods)
+	if err != nil {
+		return nil, err
+	}
+	return density.Configs(methods, o.set, commandDefaults, o.model)
 }
 
 func main() {
@@ -132,8 +153,7 @@ func run(o options) error {
 		Data: o.data, DataDir: o.dataDir, Dynamic: o.binarize == "dynamic", Configs: configs,
 		Out: o.out, Backend: o.backend, Steps: o.steps, Batch: o.batch, TrainSize: o.trainSize, TestSize: o.testSize,
 		AISChains: o.aisChains, AISTemperatures: o.aisTemperatures, Seed: o.seed, CheckpointEvery: o.checkpointEvery,
-		Command: fmt.Sprintf("train-binary -data %s -binarize %s -methods %s -steps %d -batch %d -train-size %d -test-size %d -hidden %s -lr %g -ema %g -ais-chains %d -ais-temperatures %d -seed %d -set %q",
-			o.data, o.binarize, o.Methods, o.steps, o.batch, o.trainSize, o.testSize, o.Hidden, o.LearningRate, o.EMADecay, o.aisChains, o.aisTemperatures, o.seed, o.Set),
-		Stop: o.stop,
+		Command: o.command,
+		Stop:    o.stop,
 	})
 }

@@ -22,11 +22,11 @@ import (
 	"time"
 
 	"github.com/edlebm/edlebm/backend"
-	"github.com/edlebm/edlebm/cmd/internal/binaryflags"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/internal/flagcheck"
+	"github.com/edlebm/edlebm/nets"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -34,7 +34,13 @@ type options struct {
 	// stop ends the run after the step it receives in, saved
 	// (training.Steps); nil: never.
 	stop <-chan os.Signal
-	binaryflags.Flags
+	// methods and set are -methods and -set; model applies the short
+	// flags of density's settings table that were given (-hidden, -lr,
+	// -bed-epsilon, …).
+	methods, set string
+	model        func(*density.Config) error
+	// command is the command line, for results.md.
+	command                  string
 	checkpointEvery          time.Duration
 	data, out, backend       string
 	steps, batch, grid, mmdN int
@@ -45,16 +51,16 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("train-graycode", flag.ContinueOnError)
 	fs.StringVar(&o.data, "data", "pinwheel", "comma-separated 2-D sets: "+strings.Join(toy2d.Names(), ", "))
-	fs.StringVar(&o.Methods, "methods", "bed,bcd", "comma-separated methods: bed (energy discrepancy, Bernoulli flips), bcd (contrastive divergence, persistent Gibbs chains)")
+	fs.StringVar(&o.methods, "methods", "bed,bcd", "comma-separated methods: bed (energy discrepancy, Bernoulli flips), bcd (contrastive divergence, persistent Gibbs chains)")
 	fs.StringVar(&o.out, "out", "out/graycode", "output folder (a folder per set and method is made in it)")
 	fs.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
 	fs.IntVar(&o.steps, "steps", 20000, "training steps")
 	fs.IntVar(&o.batch, "batch", 128, "fresh data samples per step")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed (initialisation, data and noise)")
-	fs.Float64Var(&o.LearningRate, "lr", 2e-3, "Adam learning rate (the authors')")
-	fs.Float64Var(&o.EMADecay, "ema", 0.999, "decay of the parameter average the pictures and the MMD use")
-	fs.StringVar(&o.Hidden, "hidden", "256,256,256", "hidden layer widths of the energy MLP (swish)")
-	fs.StringVar(&o.Set, "set", "", "GoMLX context settings of the model, after the flags: \"toy_bed_epsilon=0.05;toy_bed_m=16\"; the settings: "+
+	defaults := density.DefaultConfig("bed")
+	commandDefaults(&defaults)
+	o.model = density.DeclareFlags(fs, defaults)
+	fs.StringVar(&o.set, "set", "", "GoMLX context settings of the model, after the flags: \"toy_bed_epsilon=0.05;toy_bed_m=16\"; the settings: "+
 		strings.Join(density.SettingNames(), ", "))
 	fs.IntVar(&o.grid, "grid", 100, "heat-map cells per axis (the model's samples are drawn from these cells)")
 	fs.IntVar(&o.mmdN, "mmd-n", 2000, "samples on each side of an MMD")
@@ -65,7 +71,8 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if _, err := o.Configs(nil); err != nil {
+	o.command = strings.Join(append([]string{"train-graycode"}, args...), " ")
+	if _, err := o.configs(); err != nil {
 		return o, err
 	}
 	return o, flagcheck.Check(
@@ -75,6 +82,25 @@ func parseFlags(args []string) (options, error) {
 		flagcheck.Rule{Flag: "mmd-n", Value: o.mmdN, OK: o.mmdN >= 2, Want: "≥ 2"},
 		flagcheck.Rule{Flag: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
 	)
+}
+
+// commandDefaults are train-graycode's settings where they differ from
+// density's: the authors' network (256, 256, 256, swish) and learning rate
+// (2e-3).
+func commandDefaults(c *density.Config) error {
+	c.MLP = nets.MLPConfig{Hidden: []int{256, 256, 256}, Activation: nets.ActSwish}
+	c.LearningRate, c.EMADecay = 2e-3, 0.999
+	return nil
+}
+
+// configs are the models' configurations: density's defaults, the
+// command's, the short flags given, then -set.
+func (o options) configs() ([]density.Config, error) {
+	methods, err := density.ParseMethods(o.methods, density.BinaryMethods)
+	if err != nil {
+		return nil, err
+	}
+	return density.Configs(methods, o.set, commandDefaults, o.model)
 }
 
 func main() {
@@ -93,15 +119,14 @@ func main() {
 
 // run trains the models of o (densityrun.GrayCode).
 func run(o options) error {
-	configs, err := o.Configs(nil)
+	configs, err := o.configs()
 	if err != nil {
 		return err
 	}
 	return densityrun.GrayCode(densityrun.GrayCodeOptions{
 		Data: strings.Split(o.data, ","), Configs: configs, Out: o.out, Backend: o.backend,
 		Steps: o.steps, Batch: o.batch, Seed: o.seed, Grid: o.grid, MMDN: o.mmdN, CheckpointEvery: o.checkpointEvery,
-		Command: fmt.Sprintf("train-graycode -data %s -methods %s -steps %d -batch %d -seed %d -hidden %s -grid %d -mmd-n %d",
-			o.data, o.Methods, o.steps, o.batch, o.seed, o.Hidden, o.grid, o.mmdN),
-		Stop: o.stop,
+		Command: o.command,
+		Stop:    o.stop,
 	})
 }

@@ -134,31 +134,17 @@ func run(o options) error {
 // configs builds one validated config per requested method: the
 // method's defaults, the short flags given, then -set.
 func (o options) configs() ([]density.Config, error) {
-	var out []density.Config
-	for _, method := range strings.Split(o.methods, ",") {
-		method = strings.TrimSpace(method)
-		if slices.Contains(density.BinaryMethods, method) {
-			return nil, fmt.Errorf("method %s is for binary data, not the points of the plane: want one of %v", method, density.Methods)
+	methods := strings.Split(o.methods, ",")
+	for i, method := range methods {
+		methods[i] = strings.TrimSpace(method)
+		if slices.Contains(density.BinaryMethods, methods[i]) {
+			return nil, fmt.Errorf("method %s is for binary data, not the points of the plane: want one of %v", methods[i], density.Methods)
 		}
-		cfg := density.DefaultConfig(method)
-		if err := o.model(&cfg); err != nil {
-			return nil, err
-		}
-		if o.cdEpsGiven {
-			cfg.CD.Langevin.StepSize = math.Sqrt(o.cdEps)
-		}
-		if err := cfg.Validate(); err != nil {
-			return nil, fmt.Errorf("method %s: %w", cfg.Method, err)
-		}
-		method := cfg.Method
-		cfg, err := cfg.WithSettings(o.set)
-		if err != nil {
-			return nil, fmt.Errorf("flag -set: method %s: %w", method, err)
-		}
-		if cfg.Method != method {
-			return nil, fmt.Errorf("flag -set: %s=%s: choose methods with -methods", density.ParamPrefix+"method", cfg.Method)
-		}
-		out = append(out, cfg)
 	}
-	return out, nil
+	return density.Configs(methods, o.set, o.model, func(c *density.Config) error {
+		if o.cdEpsGiven {
+			c.CD.Langevin.StepSize = math.Sqrt(o.cdEps)
+		}
+		return nil
+	})
 }
