@@ -22,8 +22,12 @@
 #
 #   nohup nice scripts/fidelity-fmnist.sh [OUT] > fidelity.log 2>&1 &
 #
-# Settings (environment): SEEDS, METHODS, EPOCHS, BACKEND; for a quick
-# trial TRAIN_SIZE (images, 0: all) and EVAL_FLAGS (extra eval-lebm flags).
+# Settings (environment): SEEDS, METHODS, EPOCHS, BACKEND; SAMPLERS, the
+# generation samplers each run is evaluated with besides the paper's
+# Langevin (e.g. "mala": the latest checkpoint again, into RUN/eval-mala,
+# kept as DOCS/RUN/summary-mala.json and compared in DOCS/mala); for a
+# quick trial TRAIN_SIZE (images, 0: all) and EVAL_FLAGS (extra eval-lebm
+# flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$HOME/runs/fidelity-fmnist}
@@ -32,6 +36,7 @@ methods=${METHODS:-ed cd sm}
 epochs=${EPOCHS:-20}
 backend=${BACKEND:-auto}
 train_size=${TRAIN_SIZE:-0}
+samplers=${SAMPLERS:-}
 read -r -a eval_flags <<<"${EVAL_FLAGS:-}"
 
 mkdir -p "$out/bin"
@@ -98,7 +103,27 @@ for seed in $seeds; do
       if [ -n "${DOCS:-}" ]; then keep "$run"; fi
       compare >"$out/comparison.log" 2>&1 || log "compare-evals failed (see $out/comparison.log); training goes on"
     fi
+    for sampler in $samplers; do
+      if [ ! -f "$run/eval-$sampler/summary.json" ] && [ -d "$run/checkpoint" ]; then
+        log "evaluating $method, seed $seed, generation by $sampler"
+        "$out/bin/eval-lebm" -backend "$backend" -data fashion-mnist -run "$run" -classifier "$clf" -gen-sampler "$sampler" "${eval_flags[@]}" -out "$run/eval-$sampler.tmp" >"$run.eval-$sampler.log" 2>&1
+        rm -rf "$run/eval-$sampler" && mv "$run/eval-$sampler.tmp" "$run/eval-$sampler"
+        if [ -n "${DOCS:-}" ]; then cp "$run/eval-$sampler/summary.json" "$DOCS/$(basename "$run")/summary-$sampler.json"; fi
+      fi
+    done
     log "done: $method, seed $seed"
   done
 done
 compare
+# The same runs with each other generation sampler, side by side.
+for sampler in $samplers; do
+  found=()
+  for name in "${names[@]}"; do
+    kept=${DOCS:+$DOCS/$name/summary-$sampler.json}
+    kept=${kept:-$out/$name/eval-$sampler/summary.json}
+    if [ -f "$kept" ]; then found+=("$kept"); fi
+  done
+  if [ ${#found[@]} -gt 0 ]; then
+    "$out/bin/compare-evals" -out "${DOCS:-$out/comparison}/$sampler" -title "Fashion-MNIST, ${epochs} epochs per run, generation by $sampler" "${found[@]}"
+  fi
+done
