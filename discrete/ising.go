@@ -6,10 +6,12 @@
 package discrete
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -20,7 +22,10 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
+	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/ising"
+	"github.com/edlebm/edlebm/internal/scopes"
+	"github.com/edlebm/edlebm/internal/settings"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/nets"
 )
@@ -106,15 +111,41 @@ func couplingsNode(g *Graph, v *context.Variable, d int) *Node {
 	return Mul(sym, offDiagonal)
 }
 
-// IsingModel is a learned Ising model on D spins being trained.
+// IsingModel is a learned Ising model on D spins being trained. Save and
+// Restore keep its whole state — couplings, Adam's moments, the random
+// streams, CD's persistent chains and the step — so a restored model goes
+// on exactly.
 type IsingModel struct {
 	cfg       IsingConfig
 	d         int
 	ctx       *context.Context
 	trainer   *train.Trainer
 	couplings *context.Exec
-	chains    []float64 // CD's persistent chains, spins
-	rng       *rand.Rand
+	// chains are CD's persistent chains, spins, swept in Go with the
+	// lattice's local fields (far cheaper than XLA's unrolled sweep); they
+	// and their random stream are kept in the context for checkpoints.
+	chains []float64
+	pcg    *rand.PCG
+	rng    *rand.Rand
+}
+
+// isingParamPrefix prefixes the names of an Ising model's settings in its
+// context (and checkpoints).
+const isingParamPrefix = "ising_"
+
+// params are the model's settings as context parameters, stored in its
+// checkpoints so that a restore can check them.
+func (c *IsingConfig) params(d *int) []settings.Param {
+	return []settings.Param{
+		{Key: isingParamPrefix + "spins", Ptr: d},
+		{Key: isingParamPrefix + "method", Ptr: &c.Method},
+		{Key: isingParamPrefix + "bed_epsilon", Ptr: &c.ED.Epsilon},
+		{Key: isingParamPrefix + "bed_m", Ptr: &c.ED.M},
+		{Key: isingParamPrefix + "bed_w", Ptr: &c.ED.W},
+		{Key: isingParamPrefix + "cd_sweeps", Ptr: &c.CDSweeps},
+		{Key: isingParamPrefix + "l1", Ptr: &c.L1},
+		{Key: optimizers.ParamLearningRate, Ptr: &c.LearningRate},
+	}
 }
 
 // NewIsingModel creates a model of d spins with J = 0; seed fixes the
@@ -130,19 +161,20 @@ func NewIsingModel(backend backends.Backend, d int, cfg IsingConfig, seed int64)
 	if err := ctx.SetRNGStateFromSeed(seed); err != nil {
 		return nil, err
 	}
-	ctx.SetParam(optimizers.ParamLearningRate, cfg.LearningRate)
+	settings.Set(ctx, cfg.params(&d))
 	couplingsVar(ctx, d)
-	m := &IsingModel{cfg: cfg, d: d, ctx: ctx, rng: rand.New(rand.NewPCG(uint64(seed), 1))}
+	m := &IsingModel{cfg: cfg, d: d, ctx: ctx, pcg: rand.NewPCG(uint64(seed), 1)}
+	m.rng = rand.New(m.pcg)
 	modelFn := func(ctx *context.Context, _ any, inputs []*Node) []*Node {
 		energy := IsingEnergy(ctx, d)
+		x := inputs[0]
 		if cfg.Method == "ed" {
-			train.AddLoss(ctx, losses.BernoulliEnergyDiscrepancy(ctx, energy, inputs[0], cfg.ED))
+			train.AddLoss(ctx, losses.BernoulliEnergyDiscrepancy(ctx, energy, x, cfg.ED))
 		} else {
-			train.AddLoss(ctx, losses.ContrastiveDivergenceWithNegatives(energy, inputs[0], inputs[1], 0))
+			train.AddLoss(ctx, losses.ContrastiveDivergenceWithNegatives(energy, x, inputs[1], 0))
 		}
 		if cfg.L1 > 0 {
-			g := inputs[0].Graph()
-			j := couplingsNode(g, ctx.InAbsPath(isingScope).GetVariable("W"), d)
+			j := couplingsNode(x.Graph(), ctx.InAbsPath(isingScope).GetVariable("W"), d)
 			train.AddLoss(ctx, MulScalar(ReduceAllSum(Abs(j)), cfg.L1))
 		}
 		return nil
@@ -160,35 +192,55 @@ func NewIsingModel(backend backends.Backend, d int, cfg IsingConfig, seed int64)
 	return m, nil
 }
 
+// chainsScope holds CD's persistent chains (variable "spins") while the
+// model is saved; chainsRNGParam their random stream's state.
+const (
+	chainsScope    = "/chains"
+	chainsRNGParam = isingParamPrefix + "chains_rng"
+)
+
 // ErrNonFinite is wrapped by the error of a step whose loss is NaN or
 // infinite.
 var ErrNonFinite = errors.New("non-finite loss")
 
-// TrainStep runs one step on the bits x [B, D] (float32) and returns the
-// loss. For CD it first advances the persistent chains (B of them, started
-// uniformly at the first step) by CDSweeps Gibbs sweeps of the current
-// model.
-func (m *IsingModel) TrainStep(x *tensors.Tensor) (float64, error) {
-	if dims := x.Shape().Dimensions; len(dims) != 2 || dims[1] != m.d || x.DType() != dtypes.Float32 {
-		return 0, fmt.Errorf("discrete: training batch %s: want (Float32)[batch, %d] bits", x.Shape(), m.d)
+// CheckFinite returns an error naming step when loss is NaN or infinite.
+func CheckFinite(step int64, loss float64) error {
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return fmt.Errorf("discrete: step %d: loss %v: %w", step, loss, ErrNonFinite)
 	}
-	inputs := []*tensors.Tensor{x}
-	if m.cfg.Method == "cd" {
-		neg, err := m.advanceChains(x.Shape().Dimensions[0])
-		if err != nil {
-			return 0, err
-		}
-		inputs = append(inputs, neg)
+	return nil
+}
+
+// TrainStep runs one step on the bits x [B, D] (float32) and returns the
+// loss. For CD the persistent chains (B of them, started uniformly at the
+// first step) first move by CDSweeps Gibbs sweeps of the current model.
+func (m *IsingModel) TrainStep(x *tensors.Tensor) (float64, error) {
+	inputs, err := m.inputs(x)
+	if err != nil {
+		return 0, err
 	}
 	metrics, err := m.trainer.TrainStep(nil, inputs, nil)
 	if err != nil {
 		return 0, err
 	}
-	loss := tensors.ToScalar[float32](metrics[0])
-	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-		return float64(loss), fmt.Errorf("discrete: step %d: loss %v: %w", optimizers.GetGlobalStep(m.ctx), loss, ErrNonFinite)
+	loss := float64(tensors.ToScalar[float32](metrics[0]))
+	return loss, CheckFinite(m.Step(), loss)
+}
+
+// inputs are the trainer's inputs for a step on the bits x: x, and for CD
+// the chains' next states.
+func (m *IsingModel) inputs(x *tensors.Tensor) ([]*tensors.Tensor, error) {
+	if dims := x.Shape().Dimensions; len(dims) != 2 || dims[1] != m.d || x.DType() != dtypes.Float32 {
+		return nil, fmt.Errorf("discrete: training batch %s: want (Float32)[batch, %d] bits", x.Shape(), m.d)
 	}
-	return float64(loss), nil
+	if m.cfg.Method != "cd" {
+		return []*tensors.Tensor{x}, nil
+	}
+	neg, err := m.advanceChains(x.Shape().Dimensions[0])
+	if err != nil {
+		return nil, err
+	}
+	return []*tensors.Tensor{x, neg}, nil
 }
 
 // advanceChains runs the CD chains under the current couplings and returns
@@ -211,6 +263,121 @@ func (m *IsingModel) advanceChains(n int) (*tensors.Tensor, error) {
 		}
 	}
 	return tensors.FromFlatDataAndDimensions(ising.Bits(m.chains), n, m.d), nil
+}
+
+// Batches serves ds's batches of bits [B, D] to the model's trainer in a
+// train.Loop: for CD each with the chains' next states, as TrainStep
+// takes them.
+func (m *IsingModel) Batches(ds train.Dataset) train.Dataset { return withNegatives{ds, m} }
+
+// withNegatives is IsingModel.Batches.
+type withNegatives struct {
+	train.Dataset
+	m *IsingModel
+}
+
+func (w withNegatives) Yield() (spec any, inputs, labels []*tensors.Tensor, err error) {
+	spec, inputs, labels, err = w.Dataset.Yield()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	inputs, err = w.m.inputs(inputs[0])
+	return spec, inputs, labels, err
+}
+
+// Trainer is the model's GoMLX trainer, for a train.Loop over Batches.
+func (m *IsingModel) Trainer() *train.Trainer { return m.trainer }
+
+// Context holds the model's variables, optimiser state, chains and random
+// stream.
+func (m *IsingModel) Context() *context.Context { return m.ctx }
+
+// Step is the number of training steps taken.
+func (m *IsingModel) Step() int64 { return optimizers.GetGlobalStep(m.ctx) }
+
+// Save writes the whole training state into dir, atomically (see package
+// checkpoint).
+func (m *IsingModel) Save(dir string) error {
+	state, err := m.pcg.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("discrete: %w", err)
+	}
+	m.ctx.SetParam(chainsRNGParam, base64.StdEncoding.EncodeToString(state))
+	if len(m.chains) > 0 {
+		spins := tensors.FromFlatDataAndDimensions(float32s(m.chains), len(m.chains)/m.d, m.d)
+		if v := m.ctx.GetVariableByScopeAndName(chainsScope, "spins"); v != nil {
+			if err := v.SetValue(spins); err != nil {
+				return fmt.Errorf("discrete: %w", err)
+			}
+		} else {
+			m.ctx.InAbsPath(chainsScope).Checked(false).VariableWithValue("spins", spins).SetTrainable(false)
+		}
+	}
+	return checkpoint.Save(m.ctx, dir, m.Step())
+}
+
+// float32s converts v.
+func float32s(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+// Restore loads the newest checkpoint in dir into a model fresh from
+// NewIsingModel, so training continues exactly where the saved run
+// stopped. A checkpoint of a model with other settings is refused, naming
+// them.
+func (m *IsingModel) Restore(dir string) error {
+	if m.Step() != 0 {
+		return fmt.Errorf("discrete: restoring from %s: the model has already trained %d steps", dir, m.Step())
+	}
+	if err := checkpoint.Load(m.ctx, dir); err != nil {
+		return fmt.Errorf("discrete: %w", err)
+	}
+	var saved IsingConfig
+	var d int
+	if err := settings.Get(m.ctx, saved.params(&d)); err != nil {
+		return fmt.Errorf("discrete: the checkpoint in %s has no Ising model settings (%w)", dir, err)
+	}
+	want, have := m.cfg, m.d
+	if diff := settings.Changes(want.params(&have), saved.params(&d)); len(diff) > 0 {
+		return fmt.Errorf("discrete: %s holds an Ising model with other settings (this one has %s)", dir, strings.Join(diff, ", "))
+	}
+	// Checkpoints bring every variable back trainable; only the couplings are.
+	for v := range m.ctx.IterVariables() {
+		v.SetTrainable(scopes.Within(v.Scope(), isingScope))
+	}
+	return m.restoreChains(dir)
+}
+
+// restoreChains takes CD's chains and their random stream back from the
+// checkpoint just loaded from dir.
+func (m *IsingModel) restoreChains(dir string) error {
+	encoded, _ := m.ctx.GetParam(chainsRNGParam)
+	text, _ := encoded.(string)
+	state, err := base64.StdEncoding.DecodeString(text)
+	if err == nil {
+		err = m.pcg.UnmarshalBinary(state)
+	}
+	if err != nil {
+		return fmt.Errorf("discrete: the checkpoint in %s has no random stream of its chains (%s): %w", dir, chainsRNGParam, err)
+	}
+	m.chains = nil
+	if v := m.ctx.GetVariableByScopeAndName(chainsScope, "spins"); v != nil {
+		value, err := v.Value()
+		if err != nil {
+			return fmt.Errorf("discrete: %w", err)
+		}
+		if dims := value.Shape().Dimensions; len(dims) != 2 || dims[1] != m.d || value.DType() != dtypes.Float32 {
+			return fmt.Errorf("discrete: the checkpoint in %s holds chains of shape %s, want (Float32)[chains, %d]", dir, value.Shape(), m.d)
+		}
+		for _, s := range tensors.MustCopyFlatData[float32](value) {
+			m.chains = append(m.chains, float64(s))
+		}
+	}
+	return nil
 }
 
 // Couplings returns the learned J, D×D row-major.

@@ -9,7 +9,9 @@
 //     step and elapsed seconds;
 //   - rmse.png and rmse-time.png: those curves over steps and over time;
 //   - couplings.png: the true J beside each method's learned J (one
-//     colour scale; the separating columns are grey).
+//     colour scale; the separating columns are grey);
+//   - METHOD/: each method's checkpoint and metrics log: a stopped run
+//     (Ctrl-C) resumes.
 //
 // Usage:
 //
@@ -17,25 +19,24 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
-
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/edlebm/edlebm/backend"
-	"github.com/edlebm/edlebm/datasets/ising"
+	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/discrete"
 	"github.com/edlebm/edlebm/internal/flagcheck"
-	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/training"
 )
 
 type options struct {
+	// stop ends the run after the step it receives in, saved
+	// (training.Steps); nil: never.
+	stop                         <-chan os.Signal
 	side                         int
 	sigma, lr, epsilon, w, l1    float64
 	n, dataSweeps, steps, batch  int
@@ -63,7 +64,8 @@ func main() {
 	flag.StringVar(&o.backend, "backend", "auto", backend.FlagUsage)
 	flag.StringVar(&o.out, "out", "runs/ising", "output folder")
 	flag.Parse()
-	if err := run(o); err != nil {
+	o.stop = training.StopSignals()
+	if err := run(o); err != nil && !errors.Is(err, training.ErrStopped) {
 		fmt.Fprintln(os.Stderr, "train-ising:", err)
 		os.Exit(1)
 	}
@@ -101,116 +103,12 @@ func (o options) configs() ([]discrete.IsingConfig, error) {
 	return cfgs, nil
 }
 
+// run trains the models of o (densityrun.Ising).
 func run(o options) error {
 	cfgs, err := o.configs()
 	if err != nil {
 		return err
 	}
-	truth, err := ising.Lattice(o.side, o.sigma)
-	if err != nil {
-		return fmt.Errorf("flag -side: %w", err)
-	}
-	b, err := backend.OpenForCommand(o.backend)
-	if err != nil {
-		return err
-	}
-	defer b.Finalize()
-	writer, err := training.Folder{Dir: o.out}.Claim()
-	if err != nil {
-		return fmt.Errorf("flag -out: %w", err)
-	}
-	defer writer.Release()
-	fmt.Printf("sampling %d states of the %d×%d lattice (σ = %g), %d Gibbs sweeps each\n", o.n, o.side, o.side, o.sigma, o.dataSweeps)
-	spins, err := truth.Sample(o.n, o.dataSweeps, uint64(o.seed))
-	if err != nil {
-		return err
-	}
-	bits := ising.Bits(spins)
-	d := truth.D
-
-	var rows [][]float64
-	var byStep, byTime []plots.Series
-	panels := [][]float64{truth.J}
-	for mi, cfg := range cfgs {
-		model, err := discrete.NewIsingModel(b, d, cfg, int64(o.seed))
-		if err != nil {
-			return err
-		}
-		curve := plots.Series{Name: cfg.Method}
-		timed := plots.Series{Name: cfg.Method}
-		var elapsed time.Duration
-		batches := o.n / o.batch
-		for step := 1; step <= o.steps; step++ {
-			k := (step - 1) % batches
-			x := tensors.FromFlatDataAndDimensions(append([]float32{}, bits[k*o.batch*d:(k+1)*o.batch*d]...), o.batch, d)
-			start := time.Now()
-			_, err := model.TrainStep(x)
-			elapsed += time.Since(start)
-			x.FinalizeAll()
-			if err != nil {
-				return fmt.Errorf("%s: %w", cfg.Method, err)
-			}
-			if step%o.evalEvery == 0 || step == o.steps {
-				j, err := model.Couplings()
-				if err != nil {
-					return err
-				}
-				rmse := discrete.RMSE(j, truth.J)
-				rows = append(rows, []float64{float64(mi), float64(step), elapsed.Seconds(), rmse})
-				curve.X, curve.Y = append(curve.X, float64(step)), append(curve.Y, rmse)
-				timed.X, timed.Y = append(timed.X, elapsed.Seconds()), append(timed.Y, rmse)
-				fmt.Printf("\r%s: step %d/%d, RMSE %.4f", cfg.Method, step, o.steps, rmse)
-			}
-		}
-		fmt.Printf(" (%.1f s of training)\n", elapsed.Seconds())
-		j, err := model.Couplings()
-		if err != nil {
-			return err
-		}
-		panels = append(panels, j)
-		byStep, byTime = append(byStep, curve), append(byTime, timed)
-	}
-	return writeOutputs(o, cfgs, rows, byStep, byTime, panels, d)
-}
-
-// writeOutputs writes the table, the curves and the couplings picture.
-func writeOutputs(o options, cfgs []discrete.IsingConfig, rows [][]float64, byStep, byTime []plots.Series, panels [][]float64, d int) error {
-	methods := make([]string, len(cfgs))
-	for i, c := range cfgs {
-		methods[i] = c.Method
-	}
-	header := []string{"method (" + strings.Join(methods, "=0,") + "=" + fmt.Sprint(len(methods)-1) + ")", "step", "seconds", "rmse"}
-	if err := plots.WriteCSV(filepath.Join(o.out, "rmse.csv"), header, rows); err != nil {
-		return err
-	}
-	title := fmt.Sprintf("Ising %d×%d, σ = %g: RMSE of the learned J", o.side, o.side, o.sigma)
-	if err := plots.WriteLinePlot(filepath.Join(o.out, "rmse.png"), plots.LinePlot{Title: title, XLabel: "step", YLabel: "RMSE", LogY: true, Series: byStep}); err != nil {
-		return err
-	}
-	if err := plots.WriteLinePlot(filepath.Join(o.out, "rmse-time.png"), plots.LinePlot{Title: title, XLabel: "training seconds", YLabel: "RMSE", LogY: true, Series: byTime}); err != nil {
-		return err
-	}
-	// Truth, then each method, side by side with a grey column between.
-	cols := len(panels)*(d+1) - 1
-	picture := make([]float64, d*cols)
-	for r := range d {
-		for p, panel := range panels {
-			for c := range d {
-				picture[r*cols+p*(d+1)+c] = panel[r*d+c]
-			}
-			if p < len(panels)-1 {
-				picture[r*cols+p*(d+1)+d] = math.NaN()
-			}
-		}
-	}
-	lo, hi := -math.Abs(o.sigma), math.Abs(o.sigma)
-	if lo == hi {
-		lo, hi = -1, 1
-	}
-	if err := plots.WriteHeatmap(filepath.Join(o.out, "couplings.png"), picture, d, cols,
-		plots.HeatmapOptions{Scale: max(1, 240/d), Min: lo, Max: hi, RowZeroAtTop: true}); err != nil {
-		return err
-	}
-	fmt.Printf("wrote rmse.csv, rmse.png, rmse-time.png and couplings.png (truth, then %s) in %s\n", strings.Join(methods, ", "), o.out)
-	return nil
+	return densityrun.Ising(densityrun.IsingOptions{Side: o.side, Sigma: o.sigma, N: o.n, DataSweeps: o.dataSweeps, Configs: cfgs,
+		Out: o.out, Backend: o.backend, Steps: o.steps, Batch: o.batch, Seed: int64(o.seed), EvalEvery: o.evalEvery, Stop: o.stop})
 }

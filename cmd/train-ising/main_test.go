@@ -4,11 +4,13 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/training"
 )
 
 func quick(out string) options {
@@ -79,5 +81,33 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%s: the output folder was created", c.mention)
 		}
+	}
+}
+
+// TestStopSignalSavesAndResumes: a stop during the first step ends the run
+// after it, checkpointed, with training.ErrStopped; run again, it ends
+// with the RMSE curve of a run that never stopped (CD's persistent chains
+// and the random stream resumed with the couplings). SimpleGo: the run's
+// plumbing is under test, where XLA would spend the time compiling.
+func TestStopSignalSavesAndResumes(t *testing.T) {
+	runWith := func(out string, stop chan os.Signal) error {
+		o := quick(out)
+		o.backend, o.steps, o.stop = "go", 60, stop
+		return run(o)
+	}
+	curve := func(out string) [][]string {
+		rows := testutil.ReadCSV(t, filepath.Join(out, "rmse.csv"))
+		for _, row := range rows {
+			row[2] = "" // the training seconds differ
+		}
+		return rows
+	}
+	straight, resumed := t.TempDir(), t.TempDir()
+	if err := runWith(straight, nil); err != nil {
+		t.Fatal(err)
+	}
+	testutil.StopThenResume(t, training.ErrStopped, func(stop chan os.Signal) error { return runWith(resumed, stop) })
+	if got, want := curve(resumed), curve(straight); !reflect.DeepEqual(got, want) || len(want) != 1+2*2 {
+		t.Errorf("RMSE curve of the stopped and resumed run %v, of one that never stopped %v (want 2 rows a method)", got, want)
 	}
 }
