@@ -237,9 +237,9 @@ var flagKinds = map[string]bool{
 	"bed_epsilon": true, "bed_m": true, "bed_w": true, "gibbs_sweeps": true, "gwg_steps": true,
 }
 
-// ParseMethods reads a comma-separated list of methods (a command's
-// -methods), each one of allowed.
-func ParseMethods(list string, allowed []string) ([]string, error) {
+// MethodConfigs is Configs for a command's -methods, a comma-separated
+// list whose methods must be among allowed.
+func MethodConfigs(list string, allowed []string, set string, edits ...func(*Config) error) ([]Config, error) {
 	methods := strings.Split(list, ",")
 	for i, m := range methods {
 		methods[i] = strings.TrimSpace(m)
@@ -247,7 +247,7 @@ func ParseMethods(list string, allowed []string) ([]string, error) {
 			return nil, fmt.Errorf("flag -methods: %q: want one of %v", methods[i], allowed)
 		}
 	}
-	return methods, nil
+	return Configs(methods, set, edits...)
 }
 
 // Configs returns one validated configuration per method:

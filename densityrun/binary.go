@@ -1,7 +1,6 @@
 package densityrun
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/atomicfile"
-	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/byname"
@@ -134,20 +132,15 @@ func Binary(o BinaryOptions) error {
 	if err != nil {
 		return err
 	}
-	writer, err := training.Folder{Dir: o.Out}.Claim()
+	b, done, err := openRun(o.Backend, o.Out)
 	if err != nil {
-		return fmt.Errorf("flag -out: %w", err)
+		return err
 	}
-	defer writer.Release()
+	defer done()
 	shown := datasets.StaticBinarization(d.train.Head(64), uint64(o.Seed))
 	if err := plots.WriteImageGrid(filepath.Join(o.Out, "data.png"), shown.Pixels, shown.N, 28, 28, 1, 8); err != nil {
 		return err
 	}
-	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
-	if err != nil {
-		return err
-	}
-	defer b.Finalize()
 	var rows []binaryResult
 	for _, cfg := range o.Configs {
 		r, err := trainBinary(b, d, cfg, o)

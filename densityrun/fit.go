@@ -1,12 +1,16 @@
 package densityrun
 
 import (
+	"cmp"
+	"fmt"
 	"os"
 	"time"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 
+	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/training"
@@ -81,6 +85,22 @@ func Fit(model *density.Model, batches train.Dataset, o FitOptions) ([]Record, e
 		Legacy:   o.Legacy,
 	}
 	return steps.Run(model.NewLoop(), batches, o.To)
+}
+
+// openRun opens the GoMLX backend backendName (backend.Resolve's syntax;
+// "" for auto) and claims the run folder dir for this process; done
+// releases both.
+func openRun(backendName, dir string) (b backends.Backend, done func(), err error) {
+	b, err = backend.OpenForCommand(cmp.Or(backendName, "auto"))
+	if err != nil {
+		return nil, nil, err
+	}
+	writer, err := training.Folder{Dir: dir}.Claim()
+	if err != nil {
+		b.Finalize()
+		return nil, nil, fmt.Errorf("flag -out: %w", err)
+	}
+	return b, func() { writer.Release(); b.Finalize() }, nil
 }
 
 // plotLoss draws the training loss (training.LossesPlot), averaged over

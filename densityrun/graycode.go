@@ -1,7 +1,6 @@
 package densityrun
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -15,7 +14,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/edlebm/edlebm/atomicfile"
-	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/graycode"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
@@ -74,16 +72,11 @@ func GrayCode(o GrayCodeOptions) error {
 		}
 		sets = append(sets, set)
 	}
-	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
+	b, done, err := openRun(o.Backend, o.Out)
 	if err != nil {
 		return err
 	}
-	defer b.Finalize()
-	writer, err := training.Folder{Dir: o.Out}.Claim()
-	if err != nil {
-		return fmt.Errorf("flag -out: %w", err)
-	}
-	defer writer.Release()
+	defer done()
 	var rows []grayCodeResult
 	for _, set := range sets {
 		for _, cfg := range o.Configs {

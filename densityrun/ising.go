@@ -1,7 +1,6 @@
 package densityrun
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -14,7 +13,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 
-	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/ising"
 	"github.com/edlebm/edlebm/discrete"
@@ -74,16 +72,11 @@ func Ising(o IsingOptions) error {
 	if err != nil {
 		return fmt.Errorf("flag -side: %w", err)
 	}
-	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
+	b, done, err := openRun(o.Backend, o.Out)
 	if err != nil {
 		return err
 	}
-	defer b.Finalize()
-	writer, err := training.Folder{Dir: o.Out}.Claim()
-	if err != nil {
-		return fmt.Errorf("flag -out: %w", err)
-	}
-	defer writer.Release()
+	defer done()
 	fmt.Printf("sampling %d states of the %d×%d lattice (σ = %g), %d Gibbs sweeps each\n", o.N, o.Side, o.Side, o.Sigma, o.DataSweeps)
 	spins, err := truth.Sample(o.N, o.DataSweeps, uint64(o.Seed))
 	if err != nil {

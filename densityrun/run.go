@@ -18,7 +18,6 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 
-	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/vectors"
 	"github.com/edlebm/edlebm/density"
@@ -125,16 +124,11 @@ func Train(o Options) ([]Results, error) {
 	if o.Batch > data.train.N {
 		return nil, fmt.Errorf("flag -batch %d: want at most the %d training rows", o.Batch, data.train.N)
 	}
-	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
+	b, done, err := openRun(o.Backend, o.Out)
 	if err != nil {
 		return nil, err
 	}
-	defer b.Finalize()
-	writer, err := training.Folder{Dir: o.Out}.Claim()
-	if err != nil {
-		return nil, fmt.Errorf("flag -out: %w", err)
-	}
-	defer writer.Release()
+	defer done()
 	if isNew {
 		if err := data.record.write(o.Out); err != nil {
 			return nil, err

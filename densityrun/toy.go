@@ -1,7 +1,6 @@
 package densityrun
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 
-	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
@@ -63,18 +61,12 @@ func Toy(o ToyOptions) error {
 	if err != nil {
 		return fmt.Errorf("flag -data: %w", err)
 	}
-	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
+	dir := filepath.Join(o.Out, o.Data)
+	b, done, err := openRun(o.Backend, dir)
 	if err != nil {
 		return err
 	}
-	defer b.Finalize()
-
-	dir := filepath.Join(o.Out, o.Data)
-	writer, err := training.Folder{Dir: dir}.Claim()
-	if err != nil {
-		return fmt.Errorf("flag -out: %w", err)
-	}
-	defer writer.Release()
+	defer done()
 	curves := map[string][]Record{}
 	for _, cfg := range o.Configs {
 		if changes := cfg.Changes(density.DefaultConfig(cfg.Method)); len(changes) > 0 {

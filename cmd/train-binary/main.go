@@ -122,11 +122,7 @@ func commandDefaults(c *density.Config) error {
 // configs are the models' configurations: density's defaults, the
 // command's, the short flags given, then -set.
 func (o options) configs() ([]density.Config, error) {
-	methods, err := density.ParseMethods(o.methods, density.BinaryMethods)
-	if err != nil {
-		return nil, err
-	}
-	return density.Configs(methods, o.set, commandDefaults, o.model)
+	return density.MethodConfigs(o.methods, density.BinaryMethods, o.set, commandDefaults, o.model)
 }
 
 func main() {
