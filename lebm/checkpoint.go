@@ -77,14 +77,25 @@ func LoadCheckpoint(backend backends.Backend, path string, opts ...LoadOption) (
 	return m, nil
 }
 
-// Restore replaces every variable of the model that checkpoints hold —
+// Restore is RestorePath with the newest checkpoint in dir, the folder
+// Save writes (as density's and discrete's models restore).
+func (m *Model) Restore(dir string) error {
+	path, err := checkpoint.Latest(dir)
+	if err != nil {
+		return fmt.Errorf("lebm: %w", err)
+	}
+	return m.RestorePath(path)
+}
+
+// RestorePath replaces every variable of the model that checkpoints hold —
 // both networks, both optimizers' state, the epoch, the global step and
-// the random state — with the values in the checkpoint at path (dir/step-N, as listed by
-// Checkpoints), which must hold the same variables: a checkpoint of the
-// same run, or of a run of the same architecture and prior update. Unlike
-// LoadCheckpoint it keeps the model's compiled graphs (and its samplers'
-// settings), so that evaluating many snapshots of a run compiles once.
-func (m *Model) Restore(path string) (err error) {
+// the random state — with the values in the checkpoint at path
+// (dir/step-N, as listed by Checkpoints), which must hold the same
+// variables: a checkpoint of the same run, or of a run of the same
+// architecture and prior update. Unlike LoadCheckpoint it keeps the
+// model's compiled graphs (and its samplers' settings), so that
+// evaluating many snapshots of a run compiles once.
+func (m *Model) RestorePath(path string) (err error) {
 	defer recoverError(&err, "restoring from "+path)
 	saved := context.New()
 	if err := checkpoint.LoadPath(saved, path); err != nil {

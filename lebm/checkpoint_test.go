@@ -324,7 +324,7 @@ func TestRestoreSwapsInASnapshot(t *testing.T) {
 		return flatFloat64(t, r)
 	}
 	trained := reconstruct(m)
-	if err := m.Restore(snapshot); err != nil {
+	if err := m.RestorePath(snapshot); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := LoadCheckpoint(testBackend(), snapshot)
@@ -360,7 +360,7 @@ func TestRestoreSwapsInASnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Restore(otherPath); err == nil || !strings.Contains(err.Error(), "another model") {
+	if err := m.RestorePath(otherPath); err == nil || !strings.Contains(err.Error(), "another model") {
 		t.Errorf("restoring a checkpoint of another prior architecture: error %v, want one saying so", err)
 	}
 }

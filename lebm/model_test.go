@@ -279,7 +279,7 @@ func TestAsideLeavesTheTrainingStreamAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	secondStep := func(between func(m *Model) error) StepMetrics {
-		if err := m.Restore(afterFirst); err != nil {
+		if err := m.RestorePath(afterFirst); err != nil {
 			t.Fatal(err)
 		}
 		if err := between(m); err != nil {

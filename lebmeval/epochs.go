@@ -48,7 +48,7 @@ func eachSnapshot(b backends.Backend, paths []string, o Options, fn func(path st
 		if model == nil {
 			model, err = lebm.LoadCheckpoint(b, path, o.samplers()...)
 		} else {
-			err = model.Restore(path)
+			err = model.RestorePath(path)
 		}
 		if err != nil {
 			return err
