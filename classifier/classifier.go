@@ -31,7 +31,7 @@ import (
 
 // StatsFile is the file, beside a classifier's checkpoint folder, holding
 // the mean and covariance of its features over the training set
-// (eval.SaveStats format), which classifier-FID compares samples against.
+// (evalfile.SaveStats format), which classifier-FID compares samples against.
 const StatsFile = "train-stats.bin"
 
 // Config describes the classifier.

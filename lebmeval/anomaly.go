@@ -8,6 +8,7 @@ import (
 
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/lebmrun"
 	"github.com/edlebm/edlebm/training"
@@ -19,8 +20,8 @@ import (
 // the last o.AnomalyCheckpoints epoch snapshots, averaged. Each model scores from
 // the random stream o.AnomalySeed, so that the AUPRCs differ by the models
 // alone and a checkpoint's score does not depend on what ran before. The scores go to
-// eval.AnomalyScoresFile in out.
-func scoreAnomalies(b backends.Backend, model *lebm.Model, o Options, out string, s *eval.Report) error {
+// evalfile.AnomalyScoresFile in out.
+func scoreAnomalies(b backends.Backend, model *lebm.Model, o Options, out string, s *evalfile.Report) error {
 	images, labels, err := anomalyTestSet(o)
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o Options, out string
 	}
 	fmt.Printf("anomaly detection, class %d held out: AUPRC %.4f on %d test images (mean over %d checkpoints)\n",
 		o.AnomalyHoldout, s.AnomalyAUPRC, s.AnomalyImages, len(s.AnomalyAUPRCs))
-	return eval.WriteAnomalyScores(filepath.Join(out, eval.AnomalyScoresFile), labels, columns)
+	return evalfile.WriteAnomalyScores(filepath.Join(out, evalfile.AnomalyScoresFile), labels, columns)
 }
 
 // anomalyTestSet returns the (subset of the) anomaly-detection test split

@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/edlebm/edlebm/datasets"
-	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/lebm"
 )
 
@@ -19,7 +19,7 @@ const snapshotSeed = 1
 // (oldest first) as run measured its checkpoint, without the pictures: the
 // reconstruction MSE of the first reconN test images, the FIDs of metrics
 // (nil: none) and R̂ of o.Chains prior chains, appended to s.Epochs.
-func evaluateEpochs(b backends.Backend, paths []string, o Options, test *datasets.Images, reconN int, metrics *sampleMetrics, s *eval.Report) error {
+func evaluateEpochs(b backends.Backend, paths []string, o Options, test *datasets.Images, reconN int, metrics *sampleMetrics, s *evalfile.Report) error {
 	return eachSnapshot(b, paths, o, func(path string, model *lebm.Model) error {
 		e, err := evaluateSnapshot(model, path, o, test, reconN, metrics)
 		if err != nil {
@@ -62,8 +62,8 @@ func eachSnapshot(b backends.Backend, paths []string, o Options, fn func(path st
 
 // evaluateSnapshot measures the snapshot at path, loaded as model, for
 // evaluateEpochs.
-func evaluateSnapshot(model *lebm.Model, path string, o Options, test *datasets.Images, reconN int, metrics *sampleMetrics) (eval.EpochReport, error) {
-	e := eval.EpochReport{Checkpoint: path}
+func evaluateSnapshot(model *lebm.Model, path string, o Options, test *datasets.Images, reconN int, metrics *sampleMetrics) (evalfile.EpochReport, error) {
+	e := evalfile.EpochReport{Checkpoint: path}
 	var err error
 	if err := model.Seed(snapshotSeed); err != nil {
 		return e, err
@@ -82,7 +82,7 @@ func evaluateSnapshot(model *lebm.Model, path string, o Options, test *datasets.
 		if err != nil {
 			return e, err
 		}
-		var fids eval.Report
+		var fids evalfile.Report
 		if err := metrics.compute(samples, &fids, 0); err != nil {
 			return e, err
 		}

@@ -4,7 +4,7 @@
 // autocorrelation), generated samples with their FID and classifier-FID,
 // anomaly-detection AUPRC under the held-out-class protocol, CelebA
 // attribute directions, the same measures at every end-of-epoch snapshot,
-// bootstrap intervals; the numbers go to eval.ReportFile and the run's
+// bootstrap intervals; the numbers go to evalfile.ReportFile and the run's
 // report page.
 package lebmeval
 
@@ -24,6 +24,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/lebmrun"
@@ -211,7 +212,7 @@ func Evaluate(o Options) error {
 			return fmt.Errorf("flag -each-epoch: %w", err)
 		}
 	}
-	if err := atomicfile.WriteJSON(filepath.Join(out, eval.ReportFile), s); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(out, evalfile.ReportFile), s); err != nil {
 		return err
 	}
 	// The run's page now shows this evaluation beside the paper's numbers.
@@ -221,7 +222,7 @@ func Evaluate(o Options) error {
 // measure takes the measures of the latest checkpoint into s and writes
 // their pictures into out; it returns the number of test images
 // reconstructed.
-func measure(b backends.Backend, model *lebm.Model, test *datasets.Images, metrics *sampleMetrics, o Options, out string, s *eval.Report) (reconN int, err error) {
+func measure(b backends.Backend, model *lebm.Model, test *datasets.Images, metrics *sampleMetrics, o Options, out string, s *evalfile.Report) (reconN int, err error) {
 	if o.Attribute != "" {
 		if err := attributeGrid(model, test, o, out); err != nil {
 			return 0, fmt.Errorf("flag -attribute: %w", err)
@@ -254,16 +255,16 @@ func measure(b backends.Backend, model *lebm.Model, test *datasets.Images, metri
 // loadModel loads the run's checkpoint from ckpt, with the samplers the
 // flags ask for, takes from it the settings the flags left open, and
 // starts the report of its evaluation.
-func (o *Options) loadModel(b backends.Backend, ckpt string) (*lebm.Model, eval.Report, error) {
+func (o *Options) loadModel(b backends.Backend, ckpt string) (*lebm.Model, evalfile.Report, error) {
 	model, err := lebm.Load(b, ckpt, o.samplers()...)
 	if err != nil {
-		return nil, eval.Report{}, fmt.Errorf("flag -run: %w", err)
+		return nil, evalfile.Report{}, fmt.Errorf("flag -run: %w", err)
 	}
 	cfg := model.Config()
 	if err := o.fromCheckpoint(cfg); err != nil {
-		return nil, eval.Report{}, err
+		return nil, evalfile.Report{}, err
 	}
-	s := eval.Report{Checkpoint: ckpt, Data: o.Data, Method: cfg.Method, Chains: o.Chains, ChainSteps: o.ChainSteps, AnomalyHeldOut: o.AnomalyHoldout,
+	s := evalfile.Report{Checkpoint: ckpt, Data: o.Data, Method: cfg.Method, Chains: o.Chains, ChainSteps: o.ChainSteps, AnomalyHeldOut: o.AnomalyHoldout,
 		TestPosteriorSteps: cfg.TestPosteriorLangevin.Steps, TestPosteriorStepSize: cfg.TestPosteriorLangevin.StepSize,
 		GenerationSteps: cfg.GenerationLangevin.Steps, GenerationStepSize: cfg.GenerationLangevin.StepSize}
 	s.Step = model.Step()
@@ -272,7 +273,7 @@ func (o *Options) loadModel(b backends.Backend, ckpt string) (*lebm.Model, eval.
 
 // diagnoseChains runs o.Chains prior chains of o.ChainSteps steps and
 // writes their diagnostics into s and out (see diagnose).
-func diagnoseChains(model *lebm.Model, o Options, out string, s *eval.Report) error {
+func diagnoseChains(model *lebm.Model, o Options, out string, s *evalfile.Report) error {
 	energies, err := model.PriorChainEnergies(o.Chains, o.ChainSteps, 50)
 	if err != nil {
 		return err
@@ -326,7 +327,7 @@ func loadTest(o Options, h, w, c int) (*datasets.Images, error) {
 
 // measureReconstructions reconstructs the first n test images into s (the
 // MSE, with its bootstrap interval if asked) and reconstructions.png.
-func measureReconstructions(model *lebm.Model, test *datasets.Images, n int, o Options, out string, s *eval.Report) error {
+func measureReconstructions(model *lebm.Model, test *datasets.Images, n int, o Options, out string, s *evalfile.Report) error {
 	recon, imageErrors, err := reconstruct(model, test, n, o.Batch)
 	if err != nil {
 		return err
@@ -347,7 +348,7 @@ func measureReconstructions(model *lebm.Model, test *datasets.Images, n int, o O
 // measureSamples draws samples.png and, when metrics are asked for,
 // scores o.FIDSamples samples into s. Samples are what a person looks at
 // first: their grid is drawn even when no sample metric asks for them.
-func measureSamples(model *lebm.Model, o Options, metrics *sampleMetrics, out string, s *eval.Report) error {
+func measureSamples(model *lebm.Model, o Options, metrics *sampleMetrics, out string, s *evalfile.Report) error {
 	n := sampleGridN
 	if metrics != nil {
 		n = o.FIDSamples
@@ -405,7 +406,7 @@ func chainStatistics(energies [][]float64) (finalMean, rHat, splitRHat float64, 
 
 // diagnose plots the energy profile and autocorrelation of the chains and
 // computes R̂ over the second half of the run.
-func diagnose(out string, energies [][]float64, maxLag int, s *eval.Report) error {
+func diagnose(out string, energies [][]float64, maxLag int, s *evalfile.Report) error {
 	steps := len(energies[0])
 	var profile []plots.Series
 	second := make([][]float64, len(energies))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/training"
 
@@ -148,7 +149,7 @@ func classifierRun(t *testing.T, hidden []int) string {
 	if err := clf.Save(filepath.Join(dir, "checkpoint")); err != nil {
 		t.Fatal(err)
 	}
-	if err := eval.SaveStats(filepath.Join(dir, classifier.StatsFile), mu, sigma); err != nil {
+	if err := evalfile.SaveStats(filepath.Join(dir, classifier.StatsFile), mu, sigma); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -165,7 +166,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if err := Evaluate(opts); err != nil {
 		t.Fatal(err)
 	}
-	s, err := eval.ReadReport(filepath.Join(runDir, "eval"))
+	s, err := evalfile.ReadReport(filepath.Join(runDir, "eval"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if err := opts.fromCheckpoint(model.Config()); err != nil {
 		t.Fatal(err)
 	}
-	latest := eval.Report{Checkpoint: ckpt}
+	latest := evalfile.Report{Checkpoint: ckpt}
 	if err := scoreAnomalies(testutil.Backend(), model, opts, t.TempDir(), &latest); err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +266,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 // snapshot's shifted generator reconstructs differently from the second;
 // each reconstruction MSE is what the snapshot, loaded afresh and seeded as
 // eval-lebm seeds it, gives directly; FIDs and R̂ are finite.
-func checkEpochs(t *testing.T, runDir string, s *eval.Report) {
+func checkEpochs(t *testing.T, runDir string, s *evalfile.Report) {
 	t.Helper()
 	if len(s.Epochs) != 2 {
 		t.Fatalf("%d per-epoch reports, want one for each of the 2 snapshots", len(s.Epochs))
@@ -496,11 +497,11 @@ func heldOutAmongScored(t *testing.T, heldOut, n int) int {
 // checkAnomalyScores reads the scores file beside a report: its labels
 // hold the report's anomaly count and each score column's AUPRC is the
 // report's for that checkpoint.
-func checkAnomalyScores(t *testing.T, dir string, s *eval.Report) {
+func checkAnomalyScores(t *testing.T, dir string, s *evalfile.Report) {
 	t.Helper()
-	records := testutil.ReadCSV(t, filepath.Join(dir, eval.AnomalyScoresFile))
+	records := testutil.ReadCSV(t, filepath.Join(dir, evalfile.AnomalyScoresFile))
 	if len(records) != s.AnomalyImages+1 || len(records[0]) != 2+len(s.AnomalyAUPRCs) {
-		t.Fatalf("%s: %d rows of %d columns, want a header and %d rows of %d", eval.AnomalyScoresFile, len(records), len(records[0]), s.AnomalyImages, 2+len(s.AnomalyAUPRCs))
+		t.Fatalf("%s: %d rows of %d columns, want a header and %d rows of %d", evalfile.AnomalyScoresFile, len(records), len(records[0]), s.AnomalyImages, 2+len(s.AnomalyAUPRCs))
 	}
 	labels, positives := make([]bool, s.AnomalyImages), 0
 	for i, r := range records[1:] {
@@ -510,7 +511,7 @@ func checkAnomalyScores(t *testing.T, dir string, s *eval.Report) {
 		}
 	}
 	if positives != s.AnomalyPositives {
-		t.Errorf("%s: %d anomalies, the report says %d", eval.AnomalyScoresFile, positives, s.AnomalyPositives)
+		t.Errorf("%s: %d anomalies, the report says %d", evalfile.AnomalyScoresFile, positives, s.AnomalyPositives)
 	}
 	for c, want := range s.AnomalyAUPRCs {
 		scores := make([]float64, s.AnomalyImages)
@@ -521,7 +522,7 @@ func checkAnomalyScores(t *testing.T, dir string, s *eval.Report) {
 			}
 		}
 		if got, err := eval.AUPRC(scores, labels); err != nil || got != want {
-			t.Errorf("%s column %d: AUPRC %v (%v), the report says %v", eval.AnomalyScoresFile, c, got, err, want)
+			t.Errorf("%s column %d: AUPRC %v (%v), the report says %v", evalfile.AnomalyScoresFile, c, got, err, want)
 		}
 	}
 }

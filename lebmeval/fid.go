@@ -19,6 +19,7 @@ import (
 	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/fid"
 	"github.com/edlebm/edlebm/internal/progress"
 	"github.com/edlebm/edlebm/lebm"
@@ -115,7 +116,7 @@ func (m *sampleMetrics) loadClassifier(b backends.Backend, h, w, c int) error {
 		return err
 	}
 	cfg := clf.Config()
-	mu, sigma, err := eval.LoadStats(filepath.Join(m.o.Classifier, classifier.StatsFile))
+	mu, sigma, err := evalfile.LoadStats(filepath.Join(m.o.Classifier, classifier.StatsFile))
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (m *sampleMetrics) loadClassifier(b backends.Backend, h, w, c int) error {
 
 // compute fills s's FIDs of samples and, with resamples > 0, their
 // bootstrap intervals.
-func (m *sampleMetrics) compute(samples *datasets.Images, s *eval.Report, resamples int) error {
+func (m *sampleMetrics) compute(samples *datasets.Images, s *evalfile.Report, resamples int) error {
 	s.FIDSamples = samples.N
 	if m.inception != nil {
 		if err := m.inceptionFID(samples, s, resamples); err != nil {
@@ -163,7 +164,7 @@ func (m *sampleMetrics) compute(samples *datasets.Images, s *eval.Report, resamp
 // training split's, whose statistics are cached (-fid-stats, by default in
 // the user's cache folder under a name holding the data set, the number of
 // training images and the weights' SHA-256).
-func (m *sampleMetrics) inceptionFID(samples *datasets.Images, s *eval.Report, resamples int) error {
+func (m *sampleMetrics) inceptionFID(samples *datasets.Images, s *evalfile.Report, resamples int) error {
 	o, net := m.o, m.inception
 	if m.mu == nil {
 		var err error
@@ -205,7 +206,7 @@ func (m *sampleMetrics) loadInceptionStats() error {
 			return err
 		}
 	}
-	mu, sigma, err := eval.LoadStats(m.statsPath)
+	mu, sigma, err := evalfile.LoadStats(m.statsPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if o.FIDTrainN > 0 && o.FIDTrainN <= dim {
@@ -243,7 +244,7 @@ func trainingStats(net *fid.Network, o Options, path string) ([]float64, *mat.Sy
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, nil, err
 	}
-	if err := eval.SaveStats(path, mu, sigma); err != nil {
+	if err := evalfile.SaveStats(path, mu, sigma); err != nil {
 		return nil, nil, err
 	}
 	fmt.Printf("cached the training statistics (%d images) in %s\n", train.N, path)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets/mnist"
-	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/fid"
 	"github.com/edlebm/edlebm/internal/testutil"
 )
@@ -34,7 +34,7 @@ func TestInceptionFID(t *testing.T) {
 	if err := Evaluate(o); err != nil {
 		t.Fatal(err)
 	}
-	s, err := eval.ReadReport(o.Out)
+	s, err := evalfile.ReadReport(o.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestInceptionFID(t *testing.T) {
 	// The cache holds the statistics of the first -fid-train-n training
 	// images: recompute their features and, by plain loops, their mean and
 	// (n−1)-normalised covariance.
-	mu, sigma, err := eval.LoadStats(o.FIDStats)
+	mu, sigma, err := evalfile.LoadStats(o.FIDStats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestInceptionFIDBadInput(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
 	runDir := savedRun(t, -1)
 	wrongDim := filepath.Join(t.TempDir(), "stats.bin")
-	if err := eval.SaveStats(wrongDim, make([]float64, 3), mat.NewSymDense(3, []float64{1, 0, 0, 0, 1, 0, 0, 0, 1})); err != nil {
+	if err := evalfile.SaveStats(wrongDim, make([]float64, 3), mat.NewSymDense(3, []float64{1, 0, 0, 0, 1, 0, 0, 0, 1})); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -181,14 +181,14 @@ func TestClassifierFIDOfASetAgainstItselfAndAShiftedCopy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var s eval.Report
+		var s evalfile.Report
 		if err := m.compute(images, &s, 0); err != nil {
 			t.Fatal(err)
 		}
 		return s.ClassifierFID
 	}
 	statsPath := filepath.Join(dir, classifier.StatsFile)
-	mu, sigma, err := eval.LoadStats(statsPath)
+	mu, sigma, err := evalfile.LoadStats(statsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestClassifierFIDOfASetAgainstItselfAndAShiftedCopy(t *testing.T) {
 		mu[i] += c
 		shift += c * c
 	}
-	if err := eval.SaveStats(statsPath, mu, sigma); err != nil {
+	if err := evalfile.SaveStats(statsPath, mu, sigma); err != nil {
 		t.Fatal(err)
 	}
 	got := fidOf()

@@ -20,6 +20,7 @@ import (
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -64,7 +65,7 @@ type classifierRecord struct {
 // TrainClassifier trains the classifier in o.Out, resuming its checkpoint
 // (one with other settings is refused, naming them), and writes there its
 // metrics log, classifier.StatsFile (mean and covariance of the training
-// images' features, eval.SaveStats format) and summary.json (test
+// images' features, evalfile.SaveStats format) and summary.json (test
 // accuracy, the test split's classifier-FID against the training
 // statistics — the floor a perfect generator would reach with that many
 // samples).
@@ -187,7 +188,7 @@ func writeClassifierSummary(model *classifier.Model, trainSet, testSet *datasets
 	if err != nil {
 		return fmt.Errorf("training features: %w", err)
 	}
-	if err := eval.SaveStats(filepath.Join(o.Out, classifier.StatsFile), mu, sigma); err != nil {
+	if err := evalfile.SaveStats(filepath.Join(o.Out, classifier.StatsFile), mu, sigma); err != nil {
 		return err
 	}
 	testEval, err := model.Evaluate(testSet, min(evalBatch, testSet.N))

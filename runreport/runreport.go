@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/edlebm/edlebm/atomicfile"
-	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/training"
 )
@@ -35,7 +35,7 @@ type Run struct {
 	Step, Total int64
 	// Eval is the run's evaluation (eval-lebm's summary.json), nil if none;
 	// EvalDir is the folder of its pictures.
-	Eval    *eval.Report
+	Eval    *evalfile.Report
 	EvalDir string
 }
 
@@ -43,7 +43,7 @@ type Run struct {
 // written one there, and leaves it nil otherwise.
 func (r *Run) Load() {
 	dir := training.Folder{Dir: r.Dir}.Eval()
-	if s, err := eval.ReadReport(dir); err == nil {
+	if s, err := evalfile.ReadReport(dir); err == nil {
 		r.Eval, r.EvalDir = s, dir
 	}
 }
@@ -189,7 +189,7 @@ var paperAUPRC = map[string]map[int]string{
 
 // evalRows lists the evaluation's metrics with the paper's value of the
 // same data set and method where the paper reports one.
-func evalRows(s eval.Report, cfg lebm.Config) ([]evalRow, string) {
+func evalRows(s evalfile.Report, cfg lebm.Config) ([]evalRow, string) {
 	paper := paperImages[s.Data][s.Method]
 	has := paper != [2]float64{}
 	cell := func(v float64, ok bool) string {

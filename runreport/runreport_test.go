@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/edlebm/edlebm/atomicfile"
-	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/training"
@@ -40,9 +40,9 @@ func TestWriteReport(t *testing.T) {
 	evalDir := filepath.Join(dir, "eval")
 	os.Mkdir(evalDir, 0o755)
 	writeGrid(t, filepath.Join(evalDir, "samples.png"), recent)
-	s := eval.Report{Checkpoint: "c", Data: "svhn", Method: "ed", Step: 900, ReconstructionImages: 1000, ReconstructionMSE: 0.0123,
+	s := evalfile.Report{Checkpoint: "c", Data: "svhn", Method: "ed", Step: 900, ReconstructionImages: 1000, ReconstructionMSE: 0.0123,
 		FIDSamples: 5000, FID: 41.5, Chains: 8, ChainSteps: 2000, RHat: 1.01, SplitRHat: 1.02, AnomalyHeldOut: -1}
-	if err := atomicfile.WriteJSON(filepath.Join(evalDir, eval.ReportFile), s); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(evalDir, evalfile.ReportFile), s); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := lebm.DefaultConfig("svhn")
@@ -106,7 +106,7 @@ func TestReportEarlyAndAnomalyRuns(t *testing.T) {
 			t.Errorf("early report lacks %q", want)
 		}
 	}
-	s := eval.Report{Checkpoint: "c", Data: "mnist", Method: "cd", AnomalyHeldOut: 4, AnomalyImages: 2000, AnomalyAUPRC: 0.5,
+	s := evalfile.Report{Checkpoint: "c", Data: "mnist", Method: "cd", AnomalyHeldOut: 4, AnomalyImages: 2000, AnomalyAUPRC: 0.5,
 		AnomalyAUPRCs: []float64{0.49, 0.51}}
 	rows, note := evalRows(s, cfg)
 	if got := rows[len(rows)-2]; got.Ours != "0.500 (mean of 2 checkpoints)" || got.Paper != "0.630 ± 0.02" {

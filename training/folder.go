@@ -12,7 +12,7 @@
 //	reconstructions-TAG.png   test images beside their reconstructions
 //	report.html               the page a person opens
 //	epochs/                   end-of-epoch snapshots (train-lebm -keep-epochs)
-//	eval/                     eval-lebm's output: eval.ReportFile and its pictures
+//	eval/                     eval-lebm's output: evalfile.ReportFile and its pictures
 //	writer.lock               held by the one process writing the folder
 //	data-split.json           for a folder of the user's images, which are
 //	                          trained on and which held out (imagefolder.Split)

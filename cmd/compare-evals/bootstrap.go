@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 )
 
 // level is the coverage of the bootstrap intervals.
@@ -28,11 +29,11 @@ func readScores(path string) (*scoreSet, error) {
 	if info, err := os.Stat(path); err == nil && !info.IsDir() {
 		dir = filepath.Dir(path)
 	}
-	file := filepath.Join(dir, eval.AnomalyScoresFile)
+	file := filepath.Join(dir, evalfile.AnomalyScoresFile)
 	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	labels, columns, err := eval.ReadAnomalyScores(file)
+	labels, columns, err := evalfile.ReadAnomalyScores(file)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func (t *anomalyTable) bootstrap(resamples int) error {
 			}
 			if r := t.cells[key]; len(s.columns) != len(r.AnomalyAUPRCs) || len(s.labels) != r.AnomalyImages {
 				return fmt.Errorf("%s: %d score columns of %d images, but the report averages %d snapshots of %d images",
-					eval.AnomalyScoresFile, len(s.columns), len(s.labels), len(r.AnomalyAUPRCs), r.AnomalyImages)
+					evalfile.AnomalyScoresFile, len(s.columns), len(s.labels), len(r.AnomalyAUPRCs), r.AnomalyImages)
 			}
 			if images != nil && !slices.Equal(images, s.labels) {
 				continue // other images than the class's first: not comparable

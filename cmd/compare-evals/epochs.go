@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/plots"
 )
 
@@ -14,14 +14,14 @@ import (
 // tabulated over epochs when any report holds it.
 type epochMetric struct {
 	name, title, format string
-	value               func(eval.EpochReport) float64 // 0: not measured
+	value               func(evalfile.EpochReport) float64 // 0: not measured
 }
 
 var epochMetrics = []epochMetric{
-	{"reconstruction_mse", "test reconstruction MSE", "%.4f", func(e eval.EpochReport) float64 { return e.ReconstructionMSE }},
-	{"classifier_fid", "classifier-FID", "%.2f", func(e eval.EpochReport) float64 { return e.ClassifierFID }},
-	{"fid", "FID", "%.2f", func(e eval.EpochReport) float64 { return e.FID }},
-	{"r_hat", "R̂ of the prior chains", "%.3f", func(e eval.EpochReport) float64 { return e.RHat }},
+	{"reconstruction_mse", "test reconstruction MSE", "%.4f", func(e evalfile.EpochReport) float64 { return e.ReconstructionMSE }},
+	{"classifier_fid", "classifier-FID", "%.2f", func(e evalfile.EpochReport) float64 { return e.ClassifierFID }},
+	{"fid", "FID", "%.2f", func(e evalfile.EpochReport) float64 { return e.FID }},
+	{"r_hat", "R̂ of the prior chains", "%.3f", func(e evalfile.EpochReport) float64 { return e.RHat }},
 }
 
 // runName names a run in the curves and per-epoch tables: its label and,

@@ -30,7 +30,7 @@ import (
 	"strings"
 
 	"github.com/edlebm/edlebm/atomicfile"
-	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 )
 
 func main() {
@@ -52,7 +52,7 @@ func main() {
 // labelled is one report and the label it is shown under.
 type labelled struct {
 	label, path string
-	report      *eval.Report
+	report      *evalfile.Report
 }
 
 func run(args []string, out, title string, resamples int) error {
@@ -111,7 +111,7 @@ func readReports(args []string) ([]labelled, error) {
 		if hasLabel && label == "" {
 			return nil, fmt.Errorf("argument %q: empty label before '=' (want LABEL=PATH or PATH)", arg)
 		}
-		r, err := eval.ReadReport(path)
+		r, err := evalfile.ReadReport(path)
 		if err != nil {
 			return nil, fmt.Errorf("argument %q: %w", arg, err)
 		}

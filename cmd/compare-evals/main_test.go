@@ -11,6 +11,7 @@ import (
 
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 )
 
 // checkContains fails t for each of wants that comparison.md's text md
@@ -40,13 +41,13 @@ func compare(t *testing.T, args []string, resamples int) (out string, md []byte)
 }
 
 // writeReport saves r as an eval folder's summary.json and returns the folder.
-func writeReport(t *testing.T, r eval.Report) string {
+func writeReport(t *testing.T, r evalfile.Report) string {
 	t.Helper()
 	dir := t.TempDir()
 	if r.Checkpoint == "" {
 		r.Checkpoint = filepath.Join(dir, "checkpoint")
 	}
-	if err := atomicfile.WriteJSON(filepath.Join(dir, eval.ReportFile), r); err != nil {
+	if err := atomicfile.WriteJSON(filepath.Join(dir, evalfile.ReportFile), r); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -54,12 +55,12 @@ func writeReport(t *testing.T, r eval.Report) string {
 
 // anomalyReport is a report of method on held-out class with the given
 // per-snapshot AUPRCs, 100 images scored of which positives anomalous.
-func anomalyReport(method string, class, positives int, auprcs ...float64) eval.Report {
+func anomalyReport(method string, class, positives int, auprcs ...float64) evalfile.Report {
 	mean := 0.0
 	for _, a := range auprcs {
 		mean += a / float64(len(auprcs))
 	}
-	return eval.Report{Data: "fashion-mnist", Method: method, Step: 300, AnomalyHeldOut: class, AnomalyImages: 100,
+	return evalfile.Report{Data: "fashion-mnist", Method: method, Step: 300, AnomalyHeldOut: class, AnomalyImages: 100,
 		AnomalyPositives: positives, AnomalyAUPRC: mean, AnomalyAUPRCs: auprcs}
 }
 
@@ -98,7 +99,7 @@ func TestAnomalyComparison(t *testing.T) {
 }
 
 func TestMetricsOnlyComparison(t *testing.T) {
-	r := eval.Report{Data: "fashion-mnist", Method: "sm", Step: 12, ReconstructionImages: 500, ReconstructionMSE: 0.10743,
+	r := evalfile.Report{Data: "fashion-mnist", Method: "sm", Step: 12, ReconstructionImages: 500, ReconstructionMSE: 0.10743,
 		Chains: 8, ChainSteps: 500, RHat: 1.284, SplitRHat: 1.339, AnomalyHeldOut: -1, Classifier: "clf", FIDSamples: 5000, ClassifierFID: 105.96}
 	out, md := compare(t, []string{writeReport(t, r)}, 0)
 	if want := "| sm |"; !strings.Contains(string(md), want) || !strings.Contains(string(md), "| fashion-mnist | 12 | 0.1074 (500) | 105.96 (5000) | 1.28 / 1.34 (8 × 500) |") {
@@ -164,7 +165,7 @@ func scoredReport(t *testing.T, method string, labels []bool, scores []float64) 
 	r := anomalyReport(method, 1, positives, auprc)
 	r.AnomalyImages = len(labels)
 	dir := writeReport(t, r)
-	if err := eval.WriteAnomalyScores(filepath.Join(dir, eval.AnomalyScoresFile), labels, [][]float64{scores}); err != nil {
+	if err := evalfile.WriteAnomalyScores(filepath.Join(dir, evalfile.AnomalyScoresFile), labels, [][]float64{scores}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -206,7 +207,7 @@ func TestBootstrapIntervals(t *testing.T) {
 
 	// A scores file that does not match its report is an error.
 	bad := scoredReport(t, "ed", labels, perfect)
-	if err := eval.WriteAnomalyScores(filepath.Join(bad, eval.AnomalyScoresFile), labels, [][]float64{perfect, perfect}); err != nil {
+	if err := evalfile.WriteAnomalyScores(filepath.Join(bad, evalfile.AnomalyScoresFile), labels, [][]float64{perfect, perfect}); err != nil {
 		t.Fatal(err)
 	}
 	if err := run([]string{bad}, t.TempDir(), "", 10); err == nil || !strings.Contains(err.Error(), "2 score columns") {
@@ -217,13 +218,13 @@ func TestBootstrapIntervals(t *testing.T) {
 // epochReport is a report of method for the run folder run (its
 // checkpoint's parent) with a reconstruction MSE and classifier-FID
 // (intervals included) and per-epoch results of the given MSEs and FIDs.
-func epochReport(method, run string, mse, fid float64, epochMSE, epochFID []float64) eval.Report {
-	r := eval.Report{Checkpoint: filepath.Join("runs", run, "checkpoint"), Data: "fashion-mnist", Method: method, Step: 9360,
+func epochReport(method, run string, mse, fid float64, epochMSE, epochFID []float64) evalfile.Report {
+	r := evalfile.Report{Checkpoint: filepath.Join("runs", run, "checkpoint"), Data: "fashion-mnist", Method: method, Step: 9360,
 		ReconstructionImages: 1000, ReconstructionMSE: mse, ReconstructionMSEInterval: &eval.Interval{Lo: mse - 0.001, Hi: mse + 0.002},
 		Classifier: "clf", FIDSamples: 5000, ClassifierFID: fid, ClassifierFIDInterval: &eval.Interval{Lo: fid - 1, Hi: fid + 2},
 		Chains: 8, ChainSteps: 2000, RHat: 1.01, SplitRHat: 1.02, AnomalyHeldOut: -1}
 	for i := range epochMSE {
-		r.Epochs = append(r.Epochs, eval.EpochReport{Epoch: int64(i + 1), Step: int64(468 * (i + 1)), ReconstructionMSE: epochMSE[i], ClassifierFID: epochFID[i], RHat: 1.5})
+		r.Epochs = append(r.Epochs, evalfile.EpochReport{Epoch: int64(i + 1), Step: int64(468 * (i + 1)), ReconstructionMSE: epochMSE[i], ClassifierFID: epochFID[i], RHat: 1.5})
 	}
 	return r
 }

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/plots"
 )
 
@@ -18,30 +19,30 @@ const none = "—"
 // column is one metric of the runs table: shown when any report has it.
 type column struct {
 	header string
-	has    func(*eval.Report) bool
-	format func(*eval.Report) string
+	has    func(*evalfile.Report) bool
+	format func(*evalfile.Report) string
 }
 
 var columns = []column{
-	{"data", func(r *eval.Report) bool { return r.Data != "" }, func(r *eval.Report) string { return r.Data }},
-	{"step", func(r *eval.Report) bool { return true }, func(r *eval.Report) string { return fmt.Sprint(r.Step) }},
-	{"recon. MSE (images)", func(r *eval.Report) bool { return r.ReconstructionImages > 0 },
-		func(r *eval.Report) string {
+	{"data", func(r *evalfile.Report) bool { return r.Data != "" }, func(r *evalfile.Report) string { return r.Data }},
+	{"step", func(r *evalfile.Report) bool { return true }, func(r *evalfile.Report) string { return fmt.Sprint(r.Step) }},
+	{"recon. MSE (images)", func(r *evalfile.Report) bool { return r.ReconstructionImages > 0 },
+		func(r *evalfile.Report) string {
 			return fmt.Sprintf("%.4f%s (%d)", r.ReconstructionMSE, bracket("%.4f", r.ReconstructionMSEInterval), r.ReconstructionImages)
 		}},
-	{"FID (samples)", func(r *eval.Report) bool { return r.Inception != "" },
-		func(r *eval.Report) string {
+	{"FID (samples)", func(r *evalfile.Report) bool { return r.Inception != "" },
+		func(r *evalfile.Report) string {
 			return fmt.Sprintf("%.2f%s (%d)", r.FID, bracket("%.2f", r.FIDInterval), r.FIDSamples)
 		}},
-	{"classifier-FID (samples)", func(r *eval.Report) bool { return r.Classifier != "" },
-		func(r *eval.Report) string {
+	{"classifier-FID (samples)", func(r *evalfile.Report) bool { return r.Classifier != "" },
+		func(r *evalfile.Report) string {
 			return fmt.Sprintf("%.2f%s (%d)", r.ClassifierFID, bracket("%.2f", r.ClassifierFIDInterval), r.FIDSamples)
 		}},
-	{"anomaly AUPRC (class; images; snapshots)", (*eval.Report).HasAnomaly, func(r *eval.Report) string {
+	{"anomaly AUPRC (class; images; snapshots)", (*evalfile.Report).HasAnomaly, func(r *evalfile.Report) string {
 		return fmt.Sprintf("%.3f (%d; %d; %d)", r.AnomalyAUPRC, r.AnomalyHeldOut, r.AnomalyImages, len(r.AnomalyAUPRCs))
 	}},
-	{"R̂ / split R̂ (chains × steps)", func(r *eval.Report) bool { return r.Chains > 0 },
-		func(r *eval.Report) string {
+	{"R̂ / split R̂ (chains × steps)", func(r *evalfile.Report) bool { return r.Chains > 0 },
+		func(r *evalfile.Report) string {
 			return fmt.Sprintf("%.2f / %.2f (%d × %d)", r.RHat, r.SplitRHat, r.Chains, r.ChainSteps)
 		}},
 }
@@ -93,7 +94,7 @@ type anomalyTable struct {
 	data    string // the data set, when the reports name it
 	classes []int
 	labels  []string
-	cells   map[anomalyKey]*eval.Report
+	cells   map[anomalyKey]*evalfile.Report
 	scores  map[anomalyKey]*scoreSet // the cells' scored images, where saved
 	draws   map[anomalyKey][]float64 // bootstrap AUPRCs (see bootstrap)
 }
@@ -107,7 +108,7 @@ type anomalyKey struct {
 // saved beside them; nil when none has any. Two reports for one class and
 // label, or anomaly reports of different data sets, are errors.
 func newAnomalyTable(runs []labelled) (*anomalyTable, error) {
-	t := &anomalyTable{cells: map[anomalyKey]*eval.Report{}, scores: map[anomalyKey]*scoreSet{}}
+	t := &anomalyTable{cells: map[anomalyKey]*evalfile.Report{}, scores: map[anomalyKey]*scoreSet{}}
 	where := map[anomalyKey]string{}
 	for _, l := range runs {
 		r := l.report
@@ -306,15 +307,15 @@ func (t *anomalyTable) writeChart(path, title string) error {
 // summaryMetric is one column of the per-label summary.
 type summaryMetric struct {
 	header, format string
-	has            func(*eval.Report) bool
-	value          func(*eval.Report) float64
+	has            func(*evalfile.Report) bool
+	value          func(*evalfile.Report) float64
 }
 
 var summaryMetrics = []summaryMetric{
-	{"recon. MSE", "%.4f", func(r *eval.Report) bool { return r.ReconstructionImages > 0 }, func(r *eval.Report) float64 { return r.ReconstructionMSE }},
-	{"FID", "%.2f", func(r *eval.Report) bool { return r.Inception != "" }, func(r *eval.Report) float64 { return r.FID }},
-	{"classifier-FID", "%.2f", func(r *eval.Report) bool { return r.Classifier != "" }, func(r *eval.Report) float64 { return r.ClassifierFID }},
-	{"R̂", "%.3f", func(r *eval.Report) bool { return r.Chains > 0 }, func(r *eval.Report) float64 { return r.RHat }},
+	{"recon. MSE", "%.4f", func(r *evalfile.Report) bool { return r.ReconstructionImages > 0 }, func(r *evalfile.Report) float64 { return r.ReconstructionMSE }},
+	{"FID", "%.2f", func(r *evalfile.Report) bool { return r.Inception != "" }, func(r *evalfile.Report) float64 { return r.FID }},
+	{"classifier-FID", "%.2f", func(r *evalfile.Report) bool { return r.Classifier != "" }, func(r *evalfile.Report) float64 { return r.ClassifierFID }},
+	{"R̂", "%.3f", func(r *evalfile.Report) bool { return r.Chains > 0 }, func(r *evalfile.Report) float64 { return r.RHat }},
 }
 
 // labelSummary is a Markdown table of each label's runs (seeds, say): the
@@ -322,7 +323,7 @@ var summaryMetrics = []summaryMetric{
 // no label has more than one run.
 func labelSummary(runs []labelled) string {
 	var labels []string
-	byLabel := map[string][]*eval.Report{}
+	byLabel := map[string][]*evalfile.Report{}
 	for _, l := range runs {
 		if byLabel[l.label] == nil {
 			labels = append(labels, l.label)

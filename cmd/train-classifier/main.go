@@ -7,7 +7,7 @@
 // It writes, in -out (lebmrun.TrainClassifier): checkpoint/ (resumable: a
 // stopped run continues from its last step), metrics.jsonl,
 // classifier.StatsFile (mean and covariance of the training
-// images' features, eval.SaveStats format) and summary.json (test accuracy,
+// images' features, evalfile.SaveStats format) and summary.json (test accuracy,
 // the test split's classifier-FID against the training statistics — the
 // floor a perfect generator would reach with that many samples).
 package main

@@ -13,6 +13,7 @@ import (
 	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/evalfile"
 	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/lebmrun"
 	"github.com/edlebm/edlebm/training"
@@ -50,7 +51,7 @@ func TestTrainsCachesStatisticsAndResumes(t *testing.T) {
 	}
 	// The test split's FID is small next to that of a different image set:
 	// the same statistics against the training features of one class only.
-	mu, sigma, err := eval.LoadStats(filepath.Join(out, classifier.StatsFile))
+	mu, sigma, err := evalfile.LoadStats(filepath.Join(out, classifier.StatsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package eval
+package evalfile
 
 import (
 	"fmt"
@@ -66,3 +66,5 @@ func decodeNPZ(data []byte) ([]float64, *mat.SymDense, error) {
 	}
 	return mu, sigma, nil
 }
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes eval/testdata/*.npz: FID statistics as NumPy (and so pytorch-fid,
+"""Writes evalfile/testdata/*.npz: FID statistics as NumPy (and so pytorch-fid,
 which saves them with np.savez_compressed(path, mu=mu, sigma=sigma)) writes
 them, for eval's .npz exchange tests. The values follow closed forms the Go
 test recomputes:
@@ -13,7 +13,7 @@ test recomputes:
 (npy/testdata/make_fixtures.py writes the single arrays of package npy's
 tests.)
 
-Run: /usr/bin/python3 eval/testdata/make_npz_fixtures.py
+Run: /usr/bin/python3 evalfile/testdata/make_npz_fixtures.py
 """
 import os
 

@@ -1,4 +1,4 @@
-package eval
+package evalfile
 
 import (
 	"encoding/json"

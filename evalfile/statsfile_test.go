@@ -1,4 +1,4 @@
-package eval
+package evalfile
 
 import (
 	"encoding/binary"
@@ -195,4 +195,34 @@ func TestLoadStatsCorrupt(t *testing.T) {
 	if _, _, err := LoadStats(filepath.Join(dir, "absent.bin")); err == nil || !strings.Contains(err.Error(), "absent.bin") {
 		t.Errorf("loading a missing file: error = %v, want one naming it", err)
 	}
+}
+
+// randomVector is d standard normal draws.
+func randomVector(rng *rand.Rand, d int) []float64 {
+	v := make([]float64, d)
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+	return v
+}
+
+// randomSPD returns A Aᵀ/d + floor·I for a d×d Gaussian A: symmetric
+// positive definite.
+func randomSPD(rng *rand.Rand, d int, floor float64) *mat.SymDense {
+	a := mat.NewDense(d, d, randomVector(rng, d*d))
+	s := mat.NewSymDense(d, nil)
+	s.SymOuterK(1/float64(d), a)
+	for i := range d {
+		s.SetSym(i, i, s.At(i, i)+floor)
+	}
+	return s
+}
+
+// diag is the diagonal covariance of values.
+func diag(values ...float64) *mat.SymDense {
+	s := mat.NewSymDense(len(values), nil)
+	for i, v := range values {
+		s.SetSym(i, i, v)
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package eval
+package evalfile
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/edlebm/edlebm/eval"
 )
 
 // ReportFile is the name cmd/eval-lebm gives its Report in its output folder.
@@ -40,13 +42,13 @@ type Report struct {
 	// The intervals are 95 % bootstrap intervals over the reconstructed
 	// images and over the generated samples (eval-lebm -bootstrap); nil
 	// when not computed.
-	ReconstructionMSEInterval *Interval `json:"reconstruction_mse_interval,omitempty"`
-	ClassifierFIDInterval     *Interval `json:"classifier_fid_interval,omitempty"`
-	FIDInterval               *Interval `json:"fid_interval,omitempty"`
-	Chains                    int       `json:"chains"`
-	ChainSteps                int       `json:"chain_steps"`
-	RHat                      float64   `json:"r_hat"`
-	SplitRHat                 float64   `json:"split_r_hat"`
+	ReconstructionMSEInterval *eval.Interval `json:"reconstruction_mse_interval,omitempty"`
+	ClassifierFIDInterval     *eval.Interval `json:"classifier_fid_interval,omitempty"`
+	FIDInterval               *eval.Interval `json:"fid_interval,omitempty"`
+	Chains                    int            `json:"chains"`
+	ChainSteps                int            `json:"chain_steps"`
+	RHat                      float64        `json:"r_hat"`
+	SplitRHat                 float64        `json:"split_r_hat"`
 	// BulkESS and TailESS are the effective sample sizes of U(z) over the
 	// second half of the prior chains (0: not computed, in reports written
 	// before them).
