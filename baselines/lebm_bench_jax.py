@@ -6,7 +6,7 @@ XLA) and the eager PyTorch baseline.
 What it is
 ----------
 The model, losses and settings of lebm_bench.py (see its docstring and
-/work/shared/SPEC.md), written in JAX:
+docs/lebm.md), written in JAX:
 
   generator    z as a 1×1 NHWC image → transposed convolutions with biases
                (each one input-dilated convolution with the spatially flipped

@@ -8,8 +8,8 @@ Training throughput (optimiser steps per second) of the toy energy MLP
 2 -> 128 -> 128 -> 128 -> 128 -> 1 (softplus activations, biases) trained on
 a 2-D toy set (default 25-Gaussians) with Adam (lr 1e-3), batch 128 fresh
 samples per step, and a parameter EMA (decay 0.999) updated every step. This
-matches the Go implementation's toy benchmark (see /work/shared/SPEC.md,
-"Toy density estimation"), so the two can be run side by side on one machine.
+matches the Go implementation's toy benchmark (see docs/density.md,
+"25 Gaussians"), so the two can be run side by side on one machine.
 
 Data (--data), as the Go package datasets/toy2d, with s = 1.414 (the
 literature's rounded sqrt 2) and exact log-densities:

@@ -4,8 +4,8 @@ training step (25-Gaussians) for ED, SM and CD as one compiled function.
 
 What it measures
 ----------------
-The step of toy_bench.py (see its docstring and /work/shared/SPEC.md, "Toy
-density estimation"): energy MLP 2 → 128 → 128 → 128 → 128 → 1, softplus,
+The step of toy_bench.py (see its docstring and docs/density.md, "25
+Gaussians"): energy MLP 2 → 128 → 128 → 128 → 128 → 1, softplus,
 biases, nn.Linear's default init (weights and biases U(±1/√fan_in), drawn
 with numpy); Adam (lr 1e-3, betas (0.9, 0.999), ε 1e-8, torch.optim.Adam's
 formula); batch 128 fresh samples per step; parameter EMA 0.999 updated

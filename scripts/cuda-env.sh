@@ -1,6 +1,6 @@
 # Sourced by the GPU scripts: points GoMLX at the CUDA PJRT plugin of
 # Python's jax-cuda13-pjrt (the device machine has it; the recipe of
-# ../shared/GOMLX-NOTES.md). The plugin is loaded by absolute path, so
+# docs/gomlx.md). The plugin is loaded by absolute path, so
 # nothing is downloaded; XLA_FLAGS is set because go-xla v0.1.4's CUDA check
 # would otherwise pick a wrong data dir. Sets CUDA_PLUGIN, GOMLX_BACKEND,
 # LD_LIBRARY_PATH, XLA_FLAGS and GOPJRT_CUDA_CHECKS; $PYTHON (default
