@@ -404,3 +404,74 @@ func TestDeclareFlags(t *testing.T) {
 		t.Errorf("after the flags: changes %v, want %v; init %q", changes, wantChanges, cfg.MLP.Init)
 	}
 }
+
+// TestDeclareFlagsOfAKindOfData: a command on bits gets the Bernoulli and
+// Gibbs flags and not those of the losses on points, and the other way
+// round; both get the network's and the optimiser's.
+func TestDeclareFlagsOfAKindOfData(t *testing.T) {
+	for _, tc := range []struct {
+		method       string
+		have, hasNot []string
+	}{
+		{"bed", []string{"bed-epsilon", "bed-m", "bed-w", "gibbs-sweeps", "gwg-steps", "hidden", "lr", "ema"}, []string{"ed-t", "ed-m", "cd-steps", "dsm-t"}},
+		{"ed", []string{"ed-t", "ed-m", "ed-w", "cd-steps", "cd-reg", "dsm-t", "hidden", "lr", "ema"}, []string{"bed-epsilon", "bed-m", "gibbs-sweeps", "gwg-steps"}},
+	} {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		DeclareFlags(fs, DefaultConfig(tc.method))
+		for _, name := range tc.have {
+			if fs.Lookup(name) == nil {
+				t.Errorf("defaults of %s: no flag -%s", tc.method, name)
+			}
+		}
+		for _, name := range tc.hasNot {
+			if fs.Lookup(name) != nil {
+				t.Errorf("defaults of %s: flag -%s declared", tc.method, name)
+			}
+		}
+	}
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	apply := DeclareFlags(fs, DefaultConfig("bcd"))
+	if err := fs.Parse([]string{"-bed-m", "7", "-gibbs-sweeps", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig("bed")
+	if err := apply(&cfg); err != nil || cfg.BED.M != 7 || cfg.GibbsSweeps != 3 {
+		t.Errorf("-bed-m 7 -gibbs-sweeps 3: M %d, sweeps %d (%v)", cfg.BED.M, cfg.GibbsSweeps, err)
+	}
+}
+
+// TestMethodConfigs: each method's configuration is its defaults, then the
+// edits in order, then -set; errors name the flag or the method at fault.
+func TestMethodConfigs(t *testing.T) {
+	double := func(c *Config) error { c.LearningRate *= 2; return nil }
+	width := func(c *Config) error { c.MLP.Hidden = []int{c.MLP.Hidden[0] + 1}; return nil }
+	got, err := MethodConfigs(" ed,cd ", Methods, "toy_ed_m=9", double, nil, width)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, method := range []string{"ed", "cd"} {
+		want := DefaultConfig(method)
+		want.LearningRate *= 2
+		want.MLP.Hidden = []int{want.MLP.Hidden[0] + 1}
+		want.ED.M = 9
+		if len(got) != 2 || got[i].Method != method || !slices.Equal(got[i].Changes(want), nil) {
+			t.Errorf("config %d: %+v, want %s's defaults, doubled lr, wider, ED M 9 (changes %v)", i, got, method, got[i].Changes(want))
+		}
+	}
+	for _, tc := range []struct {
+		list, set string
+		edit      func(*Config) error
+		want      string
+	}{
+		{"ed,mle", "", nil, `flag -methods: "mle": want one of`},
+		{"bed", "", nil, `flag -methods: "bed"`},
+		{"ed", "toy_method=cd", nil, "flag -set: toy_method=cd: choose methods with -methods"},
+		{"ed", "toy_ed_m=0", nil, "flag -set: method ed: "},
+		{"sm", "", func(c *Config) error { c.LearningRate = -1; return nil }, "method sm: learning rate = -1"},
+		{"sm", "", func(*Config) error { return errors.New("no such flag") }, "method sm: no such flag"},
+	} {
+		if _, err := MethodConfigs(tc.list, Methods, tc.set, tc.edit); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("MethodConfigs(%q, set %q): error %v, want one containing %q", tc.list, tc.set, err, tc.want)
+		}
+	}
+}
