@@ -37,8 +37,11 @@ type Report struct {
 	// for Langevin, which rejects none).
 	GenerationSampler    string  `json:"generation_sampler,omitempty"`
 	GenerationAcceptance float64 `json:"generation_acceptance,omitempty"`
-	ReconstructionImages int     `json:"reconstruction_images"`
-	ReconstructionMSE    float64 `json:"reconstruction_mse"`
+	// GenerationLeapfrogSteps is the leapfrog steps of each HMC proposal
+	// (sampler hmc only).
+	GenerationLeapfrogSteps int     `json:"generation_leapfrog_steps,omitempty"`
+	ReconstructionImages    int     `json:"reconstruction_images"`
+	ReconstructionMSE       float64 `json:"reconstruction_mse"`
 	// The intervals are 95 % bootstrap intervals over the reconstructed
 	// images and over the generated samples (eval-lebm -bootstrap); nil
 	// when not computed.

@@ -162,6 +162,16 @@ func WithGenerationSampler(sampler string) LoadOption {
 	}
 }
 
+// WithGenerationLeapfrogSteps sets the leapfrog steps of each HMC
+// proposal of the generation chains; 0 keeps the checkpoint's.
+func WithGenerationLeapfrogSteps(steps int) LoadOption {
+	return func(c *Config) {
+		if steps != 0 {
+			c.GenerationLeapfrogSteps = steps
+		}
+	}
+}
+
 // WithDataNamed names the data set of a checkpoint written before
 // checkpoints kept it (Config.Data empty); one that names its data set
 // keeps it. The model then saves the name with its next checkpoint.

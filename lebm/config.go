@@ -80,11 +80,16 @@ type Config struct {
 	// Model.Generate).
 	GenerationLangevin losses.LangevinConfig
 	// GenerationSampler is the kernel of the generation chains:
-	// SamplerLangevin, the paper's unadjusted Langevin, or SamplerMALA, the
+	// SamplerLangevin, the paper's unadjusted Langevin; SamplerMALA, the
 	// same proposal (step GenerationLangevin.StepSize) with the
-	// Metropolis–Hastings correction, whose chains keep the prior exactly
-	// (Model.GenerationAcceptance reports its acceptance).
+	// Metropolis–Hastings correction; or SamplerHMC, Hamiltonian Monte
+	// Carlo, GenerationLeapfrogSteps leapfrog steps of that size a
+	// proposal (one leapfrog step is MALA). MALA's and HMC's chains keep
+	// the prior exactly (Model.GenerationAcceptance reports their
+	// acceptance); GenerationLangevin.Steps counts their proposals.
 	GenerationSampler string
+	// GenerationLeapfrogSteps is the leapfrog steps of each HMC proposal.
+	GenerationLeapfrogSteps int
 
 	// Method is the prior update: MethodED, MethodCD or MethodSM.
 	Method string
@@ -146,28 +151,29 @@ func DefaultConfig(dataset string) (Config, error) {
 		posteriorSteps = 40
 	}
 	return Config{
-		Data:                  dataset,
-		AnomalyHoldout:        -1,
-		Generator:             gen,
-		Prior:                 nets.LEBMPriorMLP(),
-		Sigma:                 0.3,
-		PriorSigma:            1,
-		PosteriorLangevin:     losses.LangevinConfig{StepSize: 0.1, Steps: posteriorSteps},
-		TestPosteriorLangevin: losses.LangevinConfig{StepSize: 0.1, Steps: 100},
-		PriorLangevin:         losses.LangevinConfig{StepSize: 0.4, Steps: 60},
-		GenerationLangevin:    losses.LangevinConfig{StepSize: 0.2, Steps: 500},
-		GenerationSampler:     SamplerLangevin,
-		Method:                MethodED,
-		ED:                    losses.DefaultLatentED,
-		SMVariant:             SMFisher,
-		SMProjections:         1,
-		GeneratorLR:           1e-4,
-		PriorLR:               5e-5,
-		Beta1:                 0.5,
-		Beta2:                 0.999,
-		AdamEpsilon:           1e-8,
-		LRDecay:               1,
-		DType:                 "float32",
+		Data:                    dataset,
+		AnomalyHoldout:          -1,
+		Generator:               gen,
+		Prior:                   nets.LEBMPriorMLP(),
+		Sigma:                   0.3,
+		PriorSigma:              1,
+		PosteriorLangevin:       losses.LangevinConfig{StepSize: 0.1, Steps: posteriorSteps},
+		TestPosteriorLangevin:   losses.LangevinConfig{StepSize: 0.1, Steps: 100},
+		PriorLangevin:           losses.LangevinConfig{StepSize: 0.4, Steps: 60},
+		GenerationLangevin:      losses.LangevinConfig{StepSize: 0.2, Steps: 500},
+		GenerationSampler:       SamplerLangevin,
+		GenerationLeapfrogSteps: 5,
+		Method:                  MethodED,
+		ED:                      losses.DefaultLatentED,
+		SMVariant:               SMFisher,
+		SMProjections:           1,
+		GeneratorLR:             1e-4,
+		PriorLR:                 5e-5,
+		Beta1:                   0.5,
+		Beta2:                   0.999,
+		AdamEpsilon:             1e-8,
+		LRDecay:                 1,
+		DType:                   "float32",
 	}, nil
 }
 
@@ -198,10 +204,11 @@ func ImageGenerator(size, channels int) (nets.GeneratorConfig, error) {
 const (
 	SamplerLangevin = "langevin"
 	SamplerMALA     = "mala"
+	SamplerHMC      = "hmc"
 )
 
 // Samplers lists the kernels of the generation chains.
-var Samplers = []string{SamplerLangevin, SamplerMALA}
+var Samplers = []string{SamplerLangevin, SamplerMALA, SamplerHMC}
 
 // Presets: named configurations beside the paper's (DefaultConfig).
 const (
@@ -299,8 +306,11 @@ func (c Config) validate() error {
 	if !slices.Contains(Samplers, c.GenerationSampler) {
 		return fmt.Errorf("GenerationSampler = %q: must be one of %q", c.GenerationSampler, Samplers)
 	}
-	if c.GenerationSampler == SamplerMALA && c.GenerationLangevin.NoNoise {
-		return fmt.Errorf("GenerationSampler %q with GenerationLangevin.NoNoise: MALA's proposal needs its noise", SamplerMALA)
+	if c.GenerationSampler != SamplerLangevin && c.GenerationLangevin.NoNoise {
+		return fmt.Errorf("GenerationSampler %q with GenerationLangevin.NoNoise: its proposal needs its noise", c.GenerationSampler)
+	}
+	if c.GenerationLeapfrogSteps < 1 {
+		return fmt.Errorf("GenerationLeapfrogSteps = %d: must be ≥ 1", c.GenerationLeapfrogSteps)
 	}
 	if err := c.ED.Validate(); err != nil {
 		return fmt.Errorf("ED: %w", err)

@@ -50,14 +50,15 @@ func TestDefaultConfig(t *testing.T) {
 				Data: tc.dataset, AnomalyHoldout: -1,
 				Generator: cfg.Generator, Prior: cfg.Prior,
 				Sigma: 0.3, PriorSigma: 1,
-				PosteriorLangevin:     losses.LangevinConfig{StepSize: 0.1, Steps: tc.posteriorSteps},
-				TestPosteriorLangevin: losses.LangevinConfig{StepSize: 0.1, Steps: 100},
-				PriorLangevin:         losses.LangevinConfig{StepSize: 0.4, Steps: 60},
-				GenerationLangevin:    losses.LangevinConfig{StepSize: 0.2, Steps: 500},
-				GenerationSampler:     SamplerLangevin, // the paper's unadjusted Langevin
-				Method:                MethodED,
-				ED:                    losses.EDConfig{T: 0.25, M: 16, W: 1},
-				SMVariant:             SMFisher, SMProjections: 1,
+				PosteriorLangevin:       losses.LangevinConfig{StepSize: 0.1, Steps: tc.posteriorSteps},
+				TestPosteriorLangevin:   losses.LangevinConfig{StepSize: 0.1, Steps: 100},
+				PriorLangevin:           losses.LangevinConfig{StepSize: 0.4, Steps: 60},
+				GenerationLangevin:      losses.LangevinConfig{StepSize: 0.2, Steps: 500},
+				GenerationSampler:       SamplerLangevin, // the paper's unadjusted Langevin
+				GenerationLeapfrogSteps: 5,               // for HMC, which the paper does not use
+				Method:                  MethodED,
+				ED:                      losses.EDConfig{T: 0.25, M: 16, W: 1},
+				SMVariant:               SMFisher, SMProjections: 1,
 				GeneratorLR: 1e-4, PriorLR: 5e-5, Beta1: 0.5, Beta2: 0.999, AdamEpsilon: 1e-8,
 				LRDecay: 1, DType: "float32",
 			}

@@ -8,12 +8,11 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/losses"
-	"github.com/edlebm/edlebm/sampling"
 )
 
 // PriorChainEnergies runs chains independent prior chains of steps steps
-// — the generation chains' kernel (Config.GenerationSampler: Langevin or
-// MALA) with their step size (Config.GenerationLangevin) — from N(0, I)
+// — the generation chains' kernel (Config.GenerationSampler: Langevin,
+// MALA or HMC) with their step size (Config.GenerationLangevin) — from N(0, I)
 // and returns the full prior energy U(z) of every chain before each step,
 // shaped [chain][step] — the raw material of MCMC diagnostics (energy
 // profiles, Gelman–Rubin R̂, autocorrelation). The chains advance chunk
@@ -37,11 +36,10 @@ func (m *Model) PriorChainEnergies(chains, steps, chunk int) (energies [][]float
 		prior := func(z *Node) *Node { return PriorEnergy(ctx, m.cfg, z) }
 		var trace []*Node
 		next := z
-		if m.cfg.GenerationSampler == SamplerMALA {
-			step := Scalar(z.Graph(), z.DType(), langevin.StepSize)
+		if m.cfg.GenerationSampler != SamplerLangevin {
 			for range chunk {
 				trace = append(trace, prior(next))
-				next, _ = sampling.MALASteps(ctx, prior, next, step, 1)
+				next, _ = GenerationSample(ctx, m.cfg, next, 1)
 			}
 		} else {
 			next = losses.LangevinTrace(ctx, prior, z, langevin, func(_ int, e *Node) { trace = append(trace, e) })

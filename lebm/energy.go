@@ -84,17 +84,22 @@ func PriorSample(ctx *context.Context, cfg Config, z0 *Node, langevin losses.Lan
 	return losses.Langevin(ctx, prior, z0, langevin)
 }
 
-// GenerationSample runs steps steps of cfg.GenerationSampler's kernel on
-// the prior energy U from z0 [B, nz], with GenerationLangevin's step size,
+// GenerationSample runs steps proposals of cfg.GenerationSampler's kernel
+// on the prior energy U from z0 [B, nz], with GenerationLangevin's step
+// size,
 // and returns the final latents (gradients stopped) and each chain's
 // number of accepted proposals [B]: every step for Langevin, which has no
 // rejection.
 func GenerationSample(ctx *context.Context, cfg Config, z0 *Node, steps int) (z, accepted *Node) {
 	mustValid(cfg)
-	if cfg.GenerationSampler == SamplerMALA {
-		prior := func(z *Node) *Node { return PriorEnergy(ctx, cfg, z) }
-		step := Scalar(z0.Graph(), z0.DType(), cfg.GenerationLangevin.StepSize)
+	prior := func(z *Node) *Node { return PriorEnergy(ctx, cfg, z) }
+	step := Scalar(z0.Graph(), z0.DType(), cfg.GenerationLangevin.StepSize)
+	switch cfg.GenerationSampler {
+	case SamplerMALA:
 		z, rate := sampling.MALASteps(ctx, prior, z0, step, steps)
+		return z, MulScalar(rate, float64(steps))
+	case SamplerHMC:
+		z, rate := sampling.HMCSteps(ctx, prior, z0, step, cfg.GenerationLeapfrogSteps, steps)
 		return z, MulScalar(rate, float64(steps))
 	}
 	z = PriorSample(ctx, cfg, z0, withSteps(cfg.GenerationLangevin, steps))

@@ -96,44 +96,62 @@ func TestBlockedChainsMatchTheUnrolledChain(t *testing.T) {
 	}
 }
 
-// TestMALAGenerationIsSamplingsMALA: with GenerationSampler "mala" the
-// blocked generation chains are sampling.MALA on the prior energy U from
-// the same draws — the latents and the acceptance both — and at a step
-// large enough to reject some proposals the acceptance is strictly between
-// 0 and 1 (eval-lebm's tests see Langevin report 1).
-func TestMALAGenerationIsSamplingsMALA(t *testing.T) {
+// TestExactGenerationIsSamplings: with GenerationSampler "mala" or "hmc"
+// the blocked generation chains are sampling.MALA or sampling.HMC on the
+// prior energy U from the same draws — the latents and the acceptance
+// both — and at a step large enough to reject some proposals the
+// acceptance is strictly between 0 and 1 (eval-lebm's tests see Langevin
+// report 1).
+func TestExactGenerationIsSamplings(t *testing.T) {
+	const n, steps = 40, testChainBlock + 3
+	for _, tc := range []struct {
+		sampler string
+		step    float64
+		run     func(ctx *context.Context, prior losses.EnergyFn, z0 *Node) (z, rate *Node)
+	}{
+		{SamplerMALA, 1.5, func(ctx *context.Context, prior losses.EnergyFn, z0 *Node) (z, rate *Node) {
+			return sampling.MALA(ctx, prior, z0, sampling.MALAConfig{StepSize: 1.5, Steps: steps})
+		}},
+		{SamplerHMC, 0.8, func(ctx *context.Context, prior losses.EnergyFn, z0 *Node) (z, rate *Node) {
+			return sampling.HMC(ctx, prior, z0, sampling.HMCConfig{StepSize: 0.8, LeapfrogSteps: 3, Steps: steps})
+		}},
+	} {
+		t.Run(tc.sampler, func(t *testing.T) {
+			cfg := tinyConfig(t)
+			cfg.GenerationSampler, cfg.GenerationLeapfrogSteps = tc.sampler, 3
+			cfg.GenerationLangevin = losses.LangevinConfig{Steps: steps, StepSize: tc.step}
+			m := newModel(t, cfg)
+			if err := m.Seed(11); err != nil {
+				t.Fatal(err)
+			}
+			z, err := m.PriorSample(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Seed(11); err != nil {
+				t.Fatal(err)
+			}
+			want := runGraph(t, m.Context(), func(ctx *context.Context, g *Graph) []*Node {
+				prior := func(z *Node) *Node { return PriorEnergy(ctx, cfg, z) }
+				z, rate := tc.run(ctx, prior, BaseSample(ctx, cfg, g, n))
+				return []*Node{z, ReduceAllMean(rate)}
+			})
+			testutil.AssertAllClose(t, tc.sampler+" latents", flatFloat64s(z), want[0], 1e-9)
+			if a := m.GenerationAcceptance(); math.Abs(a-want[1][0]) > 1e-9 || !(a > 0 && a < 1) {
+				t.Errorf("acceptance %v, sampling's %v; want it in (0, 1) at step %v", a, want[1][0], tc.step)
+			}
+		})
+	}
 	cfg := tinyConfig(t)
-	cfg.GenerationSampler = SamplerMALA
-	cfg.GenerationLangevin = losses.LangevinConfig{Steps: testChainBlock + 3, StepSize: 1.5}
-	m := newModel(t, cfg)
-	const n = 40
-	if err := m.Seed(11); err != nil {
-		t.Fatal(err)
-	}
-	z, err := m.PriorSample(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Seed(11); err != nil {
-		t.Fatal(err)
-	}
-	want := runGraph(t, m.Context(), func(ctx *context.Context, g *Graph) []*Node {
-		prior := func(z *Node) *Node { return PriorEnergy(ctx, cfg, z) }
-		z, rate := sampling.MALA(ctx, prior, BaseSample(ctx, cfg, g, n), sampling.MALAConfig{StepSize: 1.5, Steps: testChainBlock + 3})
-		return []*Node{z, ReduceAllMean(rate)}
-	})
-	testutil.AssertAllClose(t, "MALA latents", flatFloat64s(z), want[0], 1e-9)
-	if a := m.GenerationAcceptance(); math.Abs(a-want[1][0]) > 1e-9 || !(a > 0 && a < 1) {
-		t.Errorf("acceptance %v, sampling.MALA's %v; want it in (0, 1) at step 1.5", a, want[1][0])
-	}
-
 	for _, bad := range []func(*Config){
-		func(c *Config) { c.GenerationSampler = "hmc" },
+		func(c *Config) { c.GenerationSampler = "nuts" },
 		func(c *Config) { c.GenerationSampler, c.GenerationLangevin.NoNoise = SamplerMALA, true },
+		func(c *Config) { c.GenerationSampler, c.GenerationLangevin.NoNoise = SamplerHMC, true },
+		func(c *Config) { c.GenerationSampler, c.GenerationLeapfrogSteps = SamplerHMC, 0 },
 	} {
 		c := cfg
 		bad(&c)
-		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "GenerationSampler") {
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "Generation") {
 			t.Errorf("%+v: error %v", c.GenerationSampler, err)
 		}
 	}

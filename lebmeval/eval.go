@@ -73,13 +73,14 @@ type Options struct {
 	Classifier, Inception, FIDStats string
 	// FIDSamples is the number of generated images for the FIDs.
 	FIDSamples, FIDTrainN int
-	// GenerationSampler, GenerationSteps and GenerationStep are the prior
-	// chains' kernel (lebm.Samplers), steps and step size for generated
-	// samples; PosteriorSteps and PosteriorStep the posterior chains' for
-	// reconstructions, interpolations and anomaly scores ("" or 0: the
-	// checkpoint's).
-	GenerationSampler               string
-	PosteriorSteps, GenerationSteps int
+	// GenerationSampler, GenerationSteps, GenerationStep and
+	// GenerationLeapfrogSteps are the prior chains' kernel (lebm.Samplers),
+	// proposals, step size and (HMC) leapfrog steps a proposal for
+	// generated samples; PosteriorSteps and PosteriorStep the posterior
+	// chains' for reconstructions, interpolations and anomaly scores (""
+	// or 0: the checkpoint's).
+	GenerationSampler                                        string
+	PosteriorSteps, GenerationSteps, GenerationLeapfrogSteps int
 	PosteriorStep, GenerationStep   float64
 	// InterpolationRows rows of InterpolationSteps images (endpoints
 	// included) make the interpolation grids.
@@ -128,7 +129,8 @@ func (o *Options) fromCheckpoint(cfg lebm.Config) error {
 
 // samplers are the load Options that apply the sampler flags.
 func (o Options) samplers() []lebm.LoadOption {
-	return []lebm.LoadOption{lebm.WithTestPosterior(o.PosteriorSteps, o.PosteriorStep), lebm.WithGeneration(o.GenerationSteps, o.GenerationStep), lebm.WithGenerationSampler(o.GenerationSampler)}
+	return []lebm.LoadOption{lebm.WithTestPosterior(o.PosteriorSteps, o.PosteriorStep), lebm.WithGeneration(o.GenerationSteps, o.GenerationStep), lebm.WithGenerationSampler(o.GenerationSampler),
+		lebm.WithGenerationLeapfrogSteps(o.GenerationLeapfrogSteps)}
 }
 
 // checkValues checks each numeric flag against its range, naming the
@@ -144,6 +146,7 @@ func (o Options) checkValues() error {
 		flagcheck.Rule{Flag: "test-posterior-step", Value: o.PosteriorStep, OK: o.PosteriorStep >= 0, Want: "≥ 0 (0: the checkpoint's)"},
 		flagcheck.Rule{Flag: "gen-steps", Value: o.GenerationSteps, OK: o.GenerationSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
 		flagcheck.Rule{Flag: "gen-step", Value: o.GenerationStep, OK: o.GenerationStep >= 0, Want: "≥ 0 (0: the checkpoint's)"},
+		flagcheck.Rule{Flag: "gen-leapfrog-steps", Value: o.GenerationLeapfrogSteps, OK: o.GenerationLeapfrogSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
 		flagcheck.Rule{Flag: "gen-sampler", Value: o.GenerationSampler, OK: o.GenerationSampler == "" || slices.Contains(lebm.Samplers, o.GenerationSampler), Want: fmt.Sprintf("one of %v (or empty: the checkpoint's)", lebm.Samplers)},
 		flagcheck.Rule{Flag: "fid-train-n", Value: o.FIDTrainN, OK: o.FIDTrainN >= 0, Want: "≥ 0 (0: the whole training split)"},
 		flagcheck.Rule{Flag: "bootstrap", Value: o.Bootstrap, OK: o.Bootstrap >= 0, Want: "≥ 0 (0: no intervals)"},
@@ -358,6 +361,9 @@ func measureSamples(model *lebm.Model, o Options, metrics *sampleMetrics, out st
 		return err
 	}
 	s.GenerationSampler, s.GenerationAcceptance = model.Config().GenerationSampler, acceptance
+	if s.GenerationSampler == lebm.SamplerHMC {
+		s.GenerationLeapfrogSteps = model.Config().GenerationLeapfrogSteps
+	}
 	fmt.Printf("generation: %s, %.3f of the proposals accepted\n", s.GenerationSampler, acceptance)
 	if err := writeSampleGrid(samples, out); err != nil {
 		return err
