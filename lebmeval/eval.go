@@ -81,7 +81,7 @@ type Options struct {
 	// or 0: the checkpoint's).
 	GenerationSampler                                        string
 	PosteriorSteps, GenerationSteps, GenerationLeapfrogSteps int
-	PosteriorStep, GenerationStep   float64
+	PosteriorStep, GenerationStep                            float64
 	// InterpolationRows rows of InterpolationSteps images (endpoints
 	// included) make the interpolation grids.
 	InterpolationRows, InterpolationSteps int
