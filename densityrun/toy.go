@@ -17,6 +17,7 @@ import (
 	"github.com/edlebm/edlebm/internal/settings"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/sampling"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -45,6 +46,11 @@ type ToyOptions struct {
 	// (x += ε/2 ∇log p + √ε ξ) are drawn for samples.png.
 	Samples, SampleSteps int
 	SampleEps            float64
+	// AIS estimates each model's log Z on the square (ToyLogLikelihood),
+	// for the held-out log-likelihood of TestN fresh points; Chains 0
+	// skips it.
+	AIS   sampling.AISConfig
+	TestN int
 	// Stop ends the run at the end of the step it receives in, saved, with
 	// training.ErrStopped; nil: never.
 	Stop <-chan os.Signal
@@ -68,15 +74,30 @@ func Toy(o ToyOptions) error {
 	}
 	defer done()
 	curves := map[string][]Record{}
+	var logLiks []ToyLogLikelihood
 	for _, cfg := range o.Configs {
 		if changes := cfg.Changes(density.DefaultConfig(cfg.Method)); len(changes) > 0 {
 			fmt.Printf("%s: settings changed from the paper's: %s\n", cfg.Method, strings.Join(changes, ", "))
 		}
-		curve, err := trainToy(b, set, cfg, o, training.Folder{Dir: filepath.Join(dir, cfg.Method)})
+		model, curve, err := trainToy(b, set, cfg, o, training.Folder{Dir: filepath.Join(dir, cfg.Method)})
 		if err != nil {
 			return fmt.Errorf("method %s: %w", cfg.Method, err)
 		}
 		curves[cfg.Method] = curve
+		if o.AIS.Chains > 0 {
+			r, err := toyLogLikelihood(b, model, cfg, set, o)
+			if err != nil {
+				return fmt.Errorf("method %s: %w", cfg.Method, err)
+			}
+			fmt.Printf("%s: held-out log-likelihood %.4f (95 %% interval %.4f to %.4f; the data's own %.4f), log Z %.4f by AIS\n",
+				cfg.Method, r.TestLogLikelihood, r.TestInterval.Lo, r.TestInterval.Hi, r.Exact, r.LogZ)
+			logLiks = append(logLiks, r)
+		}
+	}
+	if len(logLiks) > 0 {
+		if err := writeToyLogLikelihoods(dir, logLiks); err != nil {
+			return err
+		}
 	}
 	if _, exact := set.LogDensity(0, 0); exact {
 		return writeToyCurves(dir, o.Data, o.Configs, curves)
@@ -84,25 +105,26 @@ func Toy(o ToyOptions) error {
 	return nil
 }
 
-// trainToy trains one method and writes its pictures; it returns its
-// log-density MSE curve (empty for data without an exact density).
-func trainToy(b backends.Backend, set *toy2d.Set, cfg density.Config, o ToyOptions, folder training.Folder) ([]Record, error) {
+// trainToy trains one method and writes its pictures; it returns the
+// model and its log-density MSE curve (empty for data without an exact
+// density).
+func trainToy(b backends.Backend, set *toy2d.Set, cfg density.Config, o ToyOptions, folder training.Folder) (*density.Model, []Record, error) {
 	if err := os.MkdirAll(folder.Dir, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	model, err := density.New(b, cfg, o.Seed)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ds, err := toy2d.NewDataset(set, o.Batch, uint64(o.Seed))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := resumeRun(model, folder, runSettings{o.Data, o.Seed, o.Batch}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ds.Seek(int(model.Step())); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fmt.Printf("training %s on %s from step %d to %d → %s\n", cfg.Method, o.Data, model.Step(), o.Steps, folder.Dir)
 	fit := FitOptions{Folder: folder, To: int64(o.Steps), Every: int64(o.EvalEvery), Stop: o.Stop,
@@ -123,22 +145,22 @@ func trainToy(b backends.Backend, set *toy2d.Set, cfg density.Config, o ToyOptio
 	}
 	history, err := Fit(model, ds, fit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := plotLoss(folder, cfg.Method+" training loss", history); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := writeToyPictures(model, o, folder); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !exact {
-		return nil, nil
+		return model, nil, nil
 	}
 	curve := measured(history)
 	if len(curve) > 0 {
 		fmt.Printf("%s: final log-density MSE %.4f\n", cfg.Method, curve[len(curve)-1].LogDensityMSE)
 	}
-	return curve, writeCurve(folder.Path(curveFile), curve)
+	return model, curve, writeCurve(folder.Path(curveFile), curve)
 }
 
 // curveFile is a method's log-density MSE curve, written from its metrics

@@ -2,7 +2,10 @@
 // it trains the energy MLP on a 2-D toy data set with energy discrepancy,
 // score matching and/or contrastive divergence, and writes, per method, the
 // learned energy and density as heat maps, Langevin samples, and — for data
-// with an exact density — the log-density MSE over training as CSV and plot.
+// with an exact density — the log-density MSE over training as CSV and
+// plot; and the held-out log-likelihood of every method on the plotted
+// square, by annealed importance sampling, beside the data's own
+// (loglik.csv).
 //
 //	go run ./cmd/train-toy -data 25gaussians -methods ed,sm,cd -steps 50000
 package main
@@ -22,6 +25,7 @@ import (
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/internal/flagcheck"
+	"github.com/edlebm/edlebm/sampling"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -35,6 +39,7 @@ type options struct {
 	extent                                        float64
 	cdEps, sampleEps                              float64
 	sampleSteps                                   int
+	aisChains, aisTemperatures, testN             int
 	// model applies the short flags of density's settings table (-ed-t,
 	// -hidden, -lr, …) that were given.
 	model func(*density.Config) error
@@ -65,6 +70,9 @@ func parseFlags(args []string) (options, error) {
 		flagcheck.Rule{Flag: "eval-n", Value: o.evalN, OK: o.evalN >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "samples", Value: o.samples, OK: o.samples >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "grid", Value: o.grid, OK: o.grid >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Flag: "ais-chains", Value: o.aisChains, OK: o.aisChains == 0 || o.aisChains >= 2, Want: "0 (none) or ≥ 2"},
+		flagcheck.Rule{Flag: "ais-temperatures", Value: o.aisTemperatures, OK: o.aisTemperatures >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "test-n", Value: o.testN, OK: o.testN >= 2, Want: "≥ 2"},
 	)
 }
 
@@ -90,6 +98,9 @@ func parseOnly(args []string) (options, *flag.FlagSet, error) {
 	fs.Float64Var(&o.extent, "extent", 4.5, "heat maps and samples cover [-extent, extent]²")
 	fs.IntVar(&o.samples, "samples", 5000, "Langevin samples drawn for the samples picture")
 	fs.IntVar(&o.sampleSteps, "sample-steps", 100, "Langevin steps for the samples picture")
+	fs.IntVar(&o.aisChains, "ais-chains", 256, "annealed importance sampling chains for the held-out log-likelihood on the plotted square (0: none)")
+	fs.IntVar(&o.aisTemperatures, "ais-temperatures", 1000, "annealed importance sampling temperatures")
+	fs.IntVar(&o.testN, "test-n", 5000, "fresh held-out points whose log-likelihood is averaged")
 	// Step size 0.1 in the losses.LangevinConfig sense (noise std 0.1): a
 	// larger ε's noise is wider than the 25 Gaussians' modes and smears them.
 	fs.Float64Var(&o.sampleEps, "sample-eps", 0.01, "Langevin step ε for the samples picture (x += ε/2 ∇log p + √ε ξ)")
@@ -127,7 +138,10 @@ func run(o options) error {
 		Data: o.data, Configs: configs, Out: o.out, Backend: o.backend,
 		Steps: o.steps, Batch: o.batch, Seed: o.seed, EvalEvery: o.evalEvery, EvalN: o.evalN,
 		Grid: o.grid, Extent: o.extent, Samples: o.samples, SampleSteps: o.sampleSteps, SampleEps: o.sampleEps,
-		Stop: o.stop,
+		// The base N(0, (extent/2)²I) puts about 95 % of its mass on the square.
+		AIS:   sampling.AISConfig{Chains: o.aisChains, Temperatures: o.aisTemperatures, BaseStd: o.extent / 2, StepSize: 0.1, Seed: o.seed},
+		TestN: o.testN,
+		Stop:  o.stop,
 	})
 }
 

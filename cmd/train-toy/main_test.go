@@ -58,18 +58,21 @@ func TestDivergingRunStopsWithAnError(t *testing.T) {
 	}
 }
 
-// A short run writes every picture and the curves.
+// A short run writes every picture, the curves and the held-out
+// log-likelihoods. SimpleGo: the run's outputs are under test here
+// (density's and densityrun's tests check the numbers on each backend),
+// and XLA would spend most of the test compiling.
 func TestShortRunWritesPictures(t *testing.T) {
 	out := t.TempDir()
-	o, err := parseFlags([]string{"-backend", testutil.BackendName(), "-methods", "ed,sm", "-steps", "20", "-eval-every", "10",
-		"-eval-n", "200", "-grid", "20", "-samples", "100", "-sample-steps", "5", "-out", out})
+	o, err := parseFlags([]string{"-backend", "go", "-methods", "ed,sm", "-steps", "20", "-eval-every", "10",
+		"-eval-n", "200", "-grid", "20", "-samples", "100", "-sample-steps", "5", "-ais-chains", "16", "-ais-temperatures", "10", "-test-n", "100", "-out", out})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := run(o); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"ed/energy.png", "ed/density.png", "ed/samples.png", "ed/mse.csv", "sm/samples.png", "mse.csv", "mse.png"} {
+	for _, name := range []string{"ed/energy.png", "ed/density.png", "ed/samples.png", "ed/mse.csv", "ed/metrics.jsonl", "sm/samples.png", "mse.csv", "mse.png"} {
 		if _, err := os.Stat(filepath.Join(out, "25gaussians", name)); err != nil {
 			t.Errorf("missing output: %v", err)
 		}
@@ -78,6 +81,12 @@ func TestShortRunWritesPictures(t *testing.T) {
 	if lines := strings.Count(string(csv), "\n"); lines != 3 {
 		t.Errorf("mse.csv has %d lines, want a header and 2 evaluations:\n%s", lines, csv)
 	}
+	// The held-out log-likelihoods (densityrun's tests check the numbers):
+	// a row a method, the data's own value beside each.
+	rows := testutil.ReadCSV(t, filepath.Join(out, "25gaussians", "loglik.csv"))
+	if len(rows) != 3 || rows[1][0] != "ed" || rows[2][0] != "sm" || rows[1][4] == "" || rows[1][4] != rows[2][4] {
+		t.Errorf("loglik.csv: %v, want rows for ed and sm with the same exact value", rows)
+	}
 }
 
 // A run stopped at step 20 and started again to step 30 ends exactly as a
@@ -85,7 +94,7 @@ func TestShortRunWritesPictures(t *testing.T) {
 func TestResumedRunMatchesUninterruptedRun(t *testing.T) {
 	args := func(out, steps string) []string {
 		return []string{"-backend", testutil.BackendName(), "-methods", "ed", "-steps", steps, "-eval-every", "10",
-			"-eval-n", "200", "-grid", "10", "-samples", "50", "-sample-steps", "2", "-out", out}
+			"-eval-n", "200", "-grid", "10", "-samples", "50", "-sample-steps", "2", "-ais-chains", "0", "-out", out}
 	}
 	runArgs := func(a []string) {
 		t.Helper()
@@ -132,10 +141,11 @@ func TestResumedRunMatchesUninterruptedRun(t *testing.T) {
 }
 
 // fixtureFlags are the flags of testdata/make-fixture.sh's runs, to step 8,
-// writing into out.
+// writing into out (and, since the runs of 98af0f0 had none, no
+// held-out log-likelihood).
 func fixtureFlags(out string) []string {
 	return []string{"-backend", "go", "-data", "25gaussians", "-methods", "ed", "-hidden", "8,8", "-batch", "16",
-		"-eval-every", "2", "-eval-n", "100", "-grid", "10", "-samples", "10", "-sample-steps", "2", "-steps", "8", "-out", out}
+		"-eval-every", "2", "-eval-n", "100", "-grid", "10", "-samples", "10", "-sample-steps", "2", "-steps", "8", "-ais-chains", "0", "-out", out}
 }
 
 // TestResumesARunOfAnEarlierVersion: a run folder that train-toy wrote at
