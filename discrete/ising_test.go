@@ -1,6 +1,7 @@
 package discrete
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -120,6 +121,7 @@ func TestIsingConfigValidate(t *testing.T) {
 		{"no CD sweeps", func(c *IsingConfig) { c.Method, c.CDSweeps = "cd", 0 }, "sweeps per step = 0"},
 		{"bad ε", func(c *IsingConfig) { c.ED.Epsilon = 1 }, "ε = 1"},
 		{"NaN learning rate", func(c *IsingConfig) { c.LearningRate = math.NaN() }, "learning rate = NaN"},
+		{"zero learning rate", func(c *IsingConfig) { c.LearningRate = 0 }, "learning rate = 0"},
 		{"negative L1", func(c *IsingConfig) { c.L1 = -0.1 }, "L1 penalty = -0.1"},
 	} {
 		cfg := DefaultIsingConfig("ed")
@@ -130,5 +132,82 @@ func TestIsingConfigValidate(t *testing.T) {
 	}
 	if err := DefaultIsingConfig("cd").Validate(); err != nil {
 		t.Errorf("the default CD setting: %v", err)
+	}
+}
+
+// TestIsingModelRefusesBadInput: too few spins, a batch of the wrong
+// shape or type, and a non-finite loss are errors naming what is wrong;
+// two spins are enough.
+func TestIsingModelRefusesBadInput(t *testing.T) {
+	if _, err := NewIsingModel(testutil.Backend(), 1, DefaultIsingConfig("ed"), 1); err == nil || !strings.Contains(err.Error(), "1 spins") {
+		t.Errorf("one spin: %v", err)
+	}
+	m, err := NewIsingModel(testutil.Backend(), 2, DefaultIsingConfig("cd"), 1)
+	if err != nil {
+		t.Fatalf("two spins: %v", err)
+	}
+	for _, x := range []*tensors.Tensor{
+		tensors.FromFlatDataAndDimensions([]float32{0, 1, 1}, 1, 3),
+		tensors.FromFlatDataAndDimensions([]float32{0, 1}, 2),
+		tensors.FromFlatDataAndDimensions([]float64{0, 1}, 1, 2),
+	} {
+		if _, err := m.TrainStep(x); err == nil || !strings.Contains(err.Error(), "want (Float32)[batch, 2] bits") {
+			t.Errorf("batch %s: %v", x.Shape(), err)
+		}
+	}
+	for _, loss := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if err := CheckFinite(7, loss); !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "step 7") {
+			t.Errorf("loss %v: %v", loss, err)
+		}
+	}
+	if err := CheckFinite(7, -1e30); err != nil {
+		t.Errorf("a finite loss: %v", err)
+	}
+}
+
+// TestFirstEDLossIsTheClosedForm: at J = 0 every energy is 0, so the
+// first step's Bernoulli ED loss is log(w/M + 1) = log(33/32) whatever the
+// data (M = 32, w = 1), as TrainStep must report it.
+func TestFirstEDLossIsTheClosedForm(t *testing.T) {
+	const d, n = 9, 16
+	m, err := NewIsingModel(testutil.Backend(), d, DefaultIsingConfig("ed"), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bits := make([]float32, n*d)
+	for i := range bits {
+		bits[i] = float32(i % 2)
+	}
+	loss, err := m.TrainStep(tensors.FromFlatDataAndDimensions(bits, n, d))
+	if want := math.Log(33.0 / 32); err != nil || math.Abs(loss-want) > 1e-6 {
+		t.Errorf("first ED loss %v (%v), want log(33/32) = %v", loss, err, want)
+	}
+}
+
+// TestCDChainsAreSpins: CD's persistent chains start as spins ±1, about
+// half of each, and stay spins (the Gibbs sweeps of datasets/ising).
+func TestCDChainsAreSpins(t *testing.T) {
+	const d, n = 9, 200
+	m, err := NewIsingModel(testutil.Backend(), d, DefaultIsingConfig("cd"), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensors.FromFlatDataAndDimensions(make([]float32, n*d), n, d)
+	for step := range 2 {
+		if _, err := m.TrainStep(x); err != nil {
+			t.Fatal(err)
+		}
+		var up int
+		for _, s := range m.chains {
+			if s != 1 && s != -1 {
+				t.Fatalf("step %d: a chain spin is %v, want ±1", step+1, s)
+			}
+			if s == 1 {
+				up++
+			}
+		}
+		if len(m.chains) != n*d || math.Abs(float64(up)/float64(n*d)-0.5) > 0.05 {
+			t.Errorf("step %d: %d chain values, %d of them +1; want %d, about half", step+1, len(m.chains), up, n*d)
+		}
 	}
 }
