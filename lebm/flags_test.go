@@ -23,6 +23,7 @@ func TestShortFlags(t *testing.T) {
 		"gen-steps":            {"9", "lebm_generation_steps=9"},
 		"gen-step":             {"0.05", "lebm_generation_step_size=0.05"},
 		"gen-sampler":          {"mala", "lebm_generation_sampler=mala"},
+		"gen-leapfrog-steps":   {"3", "lebm_generation_leapfrog_steps=3"},
 		"ed-t":                 {"0.5", "lebm_ed_t=0.5"},
 		"ed-m":                 {"4", "lebm_ed_m=4"},
 		"ed-w":                 {"0.5", "lebm_ed_w=0.5"},
