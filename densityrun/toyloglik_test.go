@@ -15,9 +15,9 @@ import (
 )
 
 // TestToyLogLikelihoodOnTheSquare: after some ED training on the 8
-// Gaussians, AIS's log Z on the square [−4.5, 4.5]² is within 0.1 of a
-// midpoint quadrature of exp(−E) over a 300 × 300 grid of that square,
-// whose interval it falls in or near; the held-out log-likelihood is
+// Gaussians, AIS's log Z on the square [−4.5, 4.5]² is within 0.15 of a
+// midpoint quadrature of exp(−E) over a 200 × 200 grid of that square,
+// which its bootstrap interval holds; the held-out log-likelihood is
 // −E − log Z averaged over the points, recomputed here; and the data's
 // own mean log-density at the same points is the closed form's.
 func TestToyLogLikelihoodOnTheSquare(t *testing.T) {
@@ -39,9 +39,9 @@ func TestToyLogLikelihoodOnTheSquare(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const extent, size = 4.5, 300
+	const extent, size = 4.5, 200
 	o := ToyOptions{Extent: extent, Seed: 1, TestN: 400,
-		AIS: sampling.AISConfig{Chains: 128, Temperatures: 300, BaseStd: extent / 2, StepSize: 0.1, Seed: 1}}
+		AIS: sampling.AISConfig{Chains: 128, Temperatures: 200, BaseStd: extent / 2, StepSize: 0.1, Seed: 1}}
 	r, err := toyLogLikelihood(b, model, cfg, set, o)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,8 @@ func TestToyLogLikelihoodOnTheSquare(t *testing.T) {
 	}
 	cell := (2 * extent / size) * (2 * extent / size)
 	quadrature := floats.LogSumExp(energies) + math.Log(cell)
-	if math.Abs(r.LogZ-quadrature) > 0.1 {
+	t.Logf("log Z on the square: AIS %.4f [%.4f, %.4f], quadrature %.4f", r.LogZ, r.LogZInterval.Lo, r.LogZInterval.Hi, quadrature)
+	if math.Abs(r.LogZ-quadrature) > 0.15 || quadrature < r.LogZInterval.Lo || quadrature > r.LogZInterval.Hi {
 		t.Errorf("AIS log Z on the square %.4f [%.4f, %.4f], quadrature %.4f", r.LogZ, r.LogZInterval.Lo, r.LogZInterval.Hi, quadrature)
 	}
 

@@ -293,8 +293,9 @@ func TestScopeValuesOrderSurvivesLoading(t *testing.T) {
 	}
 }
 
-// Restoring a snapshot into a model whose graphs are compiled and whose
-// state has moved on gives it the snapshot's state: the variables of the
+// Restoring a snapshot (the newest of a folder, Restore) into a model
+// whose graphs are compiled and whose state has moved on gives it the
+// snapshot's state: the variables of the
 // snapshot loaded afresh, its global step, and the same reconstructions
 // from the same seed through the graphs compiled before.
 func TestRestoreSwapsInASnapshot(t *testing.T) {
@@ -324,7 +325,7 @@ func TestRestoreSwapsInASnapshot(t *testing.T) {
 		return flatFloat64(t, r)
 	}
 	trained := reconstruct(m)
-	if err := m.RestorePath(snapshot); err != nil {
+	if err := m.Restore(dir); err != nil { // the folder's newest: snapshot
 		t.Fatal(err)
 	}
 	fresh, err := LoadCheckpoint(testBackend(), snapshot)

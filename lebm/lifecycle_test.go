@@ -39,36 +39,4 @@ func TestLifecycle(t *testing.T) {
 			return m
 		},
 	})
-	// Restore, as density's and discrete's models do it, into a model of
-	// another seed that has trained: the checkpoint's state wins.
-	other := cfg
-	other.Seed = cfg.Seed + 1
-	dir := t.TempDir()
-	saved, err := New(testBackend(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	restored, err := New(testBackend(), other)
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved.block, restored.block = testChainBlock, testChainBlock
-	for _, m := range []*Model{saved, restored} {
-		if _, err := m.TrainStep(x); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := saved.Save(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := restored.Restore(dir); err != nil {
-		t.Fatal(err)
-	}
-	want, err := saved.TrainStep(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := restored.TrainStep(x); err != nil || got != want {
-		t.Errorf("after Restore: step %+v (%v), want the saving model's %+v", got, err, want)
-	}
 }
