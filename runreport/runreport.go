@@ -224,6 +224,13 @@ func evalRows(s evalfile.Report, cfg lebm.Config) ([]evalRow, string) {
 	if s.BulkESS > 0 {
 		rows = append(rows, evalRow{"prior chains bulk / tail ESS of U (second halves)", fmt.Sprintf("%.0f / %.0f", s.BulkESS, s.TailESS), "–"})
 	}
+	if s.GenerationSampler != "" {
+		kernel := s.GenerationSampler
+		if s.GenerationLeapfrogSteps > 0 {
+			kernel += fmt.Sprintf(", %d leapfrog steps", s.GenerationLeapfrogSteps)
+		}
+		rows = append(rows, evalRow{fmt.Sprintf("generation chains (%s): proposals accepted", kernel), fmt.Sprintf("%.3f", s.GenerationAcceptance), "–"})
+	}
 	note := fmt.Sprintf("Evaluated at step %d.", s.Step)
 	switch {
 	case has:

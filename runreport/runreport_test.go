@@ -41,7 +41,8 @@ func TestWriteReport(t *testing.T) {
 	os.Mkdir(evalDir, 0o755)
 	writeGrid(t, filepath.Join(evalDir, "samples.png"), recent)
 	s := evalfile.Report{Checkpoint: "c", Data: "svhn", Method: "ed", Step: 900, ReconstructionImages: 1000, ReconstructionMSE: 0.0123,
-		FIDSamples: 5000, FID: 41.5, Chains: 8, ChainSteps: 2000, RHat: 1.01, SplitRHat: 1.02, AnomalyHeldOut: -1}
+		FIDSamples: 5000, FID: 41.5, Chains: 8, ChainSteps: 2000, RHat: 1.01, SplitRHat: 1.02, AnomalyHeldOut: -1,
+		GenerationSampler: "hmc", GenerationLeapfrogSteps: 5, GenerationAcceptance: 0.8125}
 	if err := atomicfile.WriteJSON(filepath.Join(evalDir, evalfile.ReportFile), s); err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +70,7 @@ func TestWriteReport(t *testing.T) {
 		"<td class=\"num\">0.0123</td><td class=\"num\">0.006</td>", // MSE beside the paper's ED-LEBM on SVHN
 		"<td class=\"num\">41.50</td><td class=\"num\">28.1</td>",   // FID beside the paper's
 		"<td>ED.M</td><td>16</td>", "&lt;fisher &amp; co&gt;",
+		"generation chains (hmc, 5 leapfrog steps): proposals accepted</td><td class=\"num\">0.812</td>",
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %s", want)
