@@ -62,7 +62,8 @@ func loggedSteps(t *testing.T, folder Folder) []int64 {
 	return steps
 }
 
-// TestStepsCheckpointsLogsAndStops: every step is logged; the run
+// TestStepsCheckpointsLogsAndStops: every step is logged (and Appended
+// told); the run
 // checkpoints every Every steps and at its end, once a step; StopAfter
 // ends it saved with ErrStopped, and a second Run goes on from there with
 // the log of both; a Record error stops the run naming the folder whose
@@ -72,6 +73,8 @@ func TestStepsCheckpointsLogsAndStops(t *testing.T) {
 	var saves []int64
 	s := stepsOf(folder, &saves)
 	s.Every, s.StopAfter = 2, 3
+	appended := 0
+	s.Appended = func() { appended++ }
 	loop := tinyLoop()
 	history, err := s.Run(loop, constant{[]float32{1, 2}}, 7)
 	if !errors.Is(err, ErrStopped) || len(history) != 3 || !slices.Equal(saves, []int64{2, 3}) {
@@ -89,8 +92,8 @@ func TestStepsCheckpointsLogsAndStops(t *testing.T) {
 	if history, err = s.Run(train.NewLoop(loop.Trainer), constant{[]float32{1, 2}}, 7); err != nil || len(history) != 7 || !slices.Equal(saves, []int64{7}) {
 		t.Fatalf("to the end: %v, %d records, saves at %v; want nil, 7, [7]", err, len(history), saves)
 	}
-	if got := loggedSteps(t, folder); !slices.Equal(got, []int64{1, 2, 3, 4, 5, 6, 7}) {
-		t.Errorf("logged steps %v, want 1 to 7 once each", got)
+	if got := loggedSteps(t, folder); !slices.Equal(got, []int64{1, 2, 3, 4, 5, 6, 7}) || appended != 7 {
+		t.Errorf("logged steps %v, Appended called %d times; want 1 to 7 once each", got, appended)
 	}
 
 	s.Record = func(step int64, _ []*tensors.Tensor) (stepRecord, error) {
@@ -104,22 +107,22 @@ func TestStepsCheckpointsLogsAndStops(t *testing.T) {
 
 // TestStepsStartsTheLogWithLegacyRecords: a run at step 3 without a
 // metrics log starts it with Legacy's records of steps 1 to 3, then logs
-// its own; a run with a log ignores Legacy.
+// its own; a new run and a run with a log ignore Legacy.
 func TestStepsStartsTheLogWithLegacyRecords(t *testing.T) {
 	folder := Folder{Dir: t.TempDir()}
 	var saves []int64
 	s := stepsOf(folder, &saves)
-	loop := tinyLoop()
-	if _, err := s.Run(loop, constant{[]float32{1}}, 3); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(folder.Metrics()); err != nil {
-		t.Fatal(err)
-	}
 	var asked []int64
 	s.Legacy = func(upTo int64) ([]stepRecord, error) {
 		asked = append(asked, upTo)
 		return []stepRecord{{1, 10}, {2, 20}, {3, 30}}, nil
+	}
+	loop := tinyLoop()
+	if _, err := s.Run(loop, constant{[]float32{1}}, 3); err != nil || len(asked) != 0 {
+		t.Fatalf("a new run: %v, Legacy asked for %v; want none", err, asked)
+	}
+	if err := os.Remove(folder.Metrics()); err != nil {
+		t.Fatal(err)
 	}
 	history, err := s.Run(train.NewLoop(loop.Trainer), constant{[]float32{1}}, 5)
 	if err != nil || !slices.Equal(asked, []int64{3}) || len(history) != 5 || history[2].Loss != 30 || history[3].Loss == 0 {
