@@ -44,7 +44,7 @@ fast_compile="--xla_backend_optimization_level=0 --xla_cpu_parallel_codegen_spli
 # Test binaries without DWARF tables link in half the time (-w); the
 # longest packages first (measured, docs/first-hour.md), so that none
 # finishes alone at the end.
-longest=(./lebm ./lebmeval ./cmd/train-lebm ./density ./cmd/check-backend ./cmd/bench-lebm ./nets ./discrete ./cmd/toy-studies ./losses)
+longest=(./lebm ./lebmeval ./cmd/train-lebm ./density ./nets ./discrete ./sampling ./losses)
 XLA_FLAGS="${XLA_FLAGS:-} $fast_compile" EDLEBM_TEST_BACKEND=cpu go test -ldflags=-w -timeout 20m "$@" "${longest[@]}" ./...
 # The data-parallel tests run on XLA CPU whatever the tests' backend
 # (SimpleGo has one device): the XLA pass ran them. So did density's two
