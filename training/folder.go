@@ -1,7 +1,8 @@
 // Package training owns what a training run keeps between invocations:
 // its folder (Folder: the name of every file and folder in it), the rule
-// that one process writes it at a time (Folder.Claim), and its metrics log
-// (Log), which resumes with the checkpoint.
+// that one process writes it at a time (Folder.Claim), its metrics log
+// (Log), which resumes with the checkpoint, and the resumable training
+// loop every trainer runs on (Steps).
 //
 // A train-lebm run folder holds
 //
@@ -17,8 +18,10 @@
 //	data-split.json           for a folder of the user's images, which are
 //	                          trained on and which held out (imagefolder.Split)
 //
-// The other training commands keep their checkpoint/ and writer.lock there
-// too.
+// The other training commands keep their checkpoint/, metrics.jsonl and
+// losses.png in a folder per model (train-toy's OUT/DATA/METHOD, say), and
+// writer.lock in the folder they claim. Every one of them trains with
+// Steps, the resumable loop.
 package training
 
 import (
