@@ -111,6 +111,19 @@ func TestMetricsOnlyComparison(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "anomaly_auprc.png")); !os.IsNotExist(err) {
 		t.Errorf("anomaly_auprc.png written without anomaly results (%v)", err)
 	}
+	if strings.Contains(string(md), "proposals accepted") {
+		t.Errorf("comparison.md has a generation column for Langevin generation alone:\n%s", md)
+	}
+	// Exact generation beside the paper's Langevin: the column appears,
+	// with "—" for the Langevin run.
+	mala := r
+	mala.Method, mala.GenerationSampler, mala.GenerationAcceptance = "ed", "mala", 0.9904
+	_, md = compare(t, []string{writeReport(t, r), writeReport(t, mala)}, 0)
+	for _, want := range []string{"generation (proposals accepted)", "| mala (0.990) |", "(8 × 500) | — |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("comparison.md lacks %q:\n%s", want, md)
+		}
+	}
 }
 
 func TestBadInput(t *testing.T) {

@@ -45,6 +45,12 @@ var columns = []column{
 		func(r *evalfile.Report) string {
 			return fmt.Sprintf("%.2f / %.2f (%d × %d)", r.RHat, r.SplitRHat, r.Chains, r.ChainSteps)
 		}},
+	// Shown for exact generation (MALA, HMC); a run generating by the
+	// paper's Langevin, which accepts every proposal, has "—" there.
+	{"generation (proposals accepted)", func(r *evalfile.Report) bool { return r.GenerationSampler != "" && r.GenerationSampler != "langevin" },
+		func(r *evalfile.Report) string {
+			return fmt.Sprintf("%s (%.3f)", r.GenerationSampler, r.GenerationAcceptance)
+		}},
 }
 
 // writeHeader writes a Markdown table's header row of headers and its rule.
