@@ -59,22 +59,20 @@ type FitOptions struct {
 // loss is not finite stops it with density.ErrNonFinite, the last good
 // checkpoint kept.
 func Fit(model *density.Model, batches train.Dataset, o FitOptions) ([]Record, error) {
-	last := time.Now()
 	steps := training.Steps[Record]{
 		Folder: o.Folder,
-		Record: func(step int64, outs []*tensors.Tensor) (Record, error) {
+		Record: func(step int64, outs []*tensors.Tensor, seconds float64) (Record, error) {
 			loss := float64(tensors.ToScalar[float32](outs[0]))
 			if err := density.CheckFinite(step, loss); err != nil {
 				return Record{}, err
 			}
-			r := Record{Step: step, Loss: loss, Seconds: time.Since(last).Seconds()}
+			r := Record{Step: step, Loss: loss, Seconds: seconds}
 			if o.Measure != nil && step%o.MeasureEvery == 0 {
 				var err error
 				if r.LogDensityMSE, err = o.Measure(step); err != nil {
 					return r, err
 				}
 			}
-			last = time.Now()
 			return r, nil
 		},
 		Step:     recordStep,
@@ -84,7 +82,9 @@ func Fit(model *density.Model, batches train.Dataset, o FitOptions) ([]Record, e
 		Stop:     o.Stop,
 		Legacy:   o.Legacy,
 	}
-	return steps.Run(model.NewLoop(), batches, o.To)
+	// GoMLX's loop over the trainer: Record checks each loss (before it is
+	// logged), so density.Model.NewLoop's own guard would check it twice.
+	return steps.Run(train.NewLoop(model.Trainer()), batches, o.To)
 }
 
 // openRun opens the GoMLX backend backendName (backend.Resolve's syntax;

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -108,11 +107,10 @@ func trainIsing(b backends.Backend, truth *ising.Model, bits []float32, cfg disc
 	}
 	batches := &stateBatches{bits: bits, d: truth.D, batch: o.Batch}
 	batches.next = int(model.Step()) % (len(bits) / (truth.D * o.Batch))
-	last := time.Now()
 	steps := training.Steps[isingRecord]{
 		Folder: folder,
-		Record: func(step int64, outs []*tensors.Tensor) (isingRecord, error) {
-			r := isingRecord{Step: step, Loss: float64(tensors.ToScalar[float32](outs[0])), Seconds: time.Since(last).Seconds()}
+		Record: func(step int64, outs []*tensors.Tensor, seconds float64) (isingRecord, error) {
+			r := isingRecord{Step: step, Loss: float64(tensors.ToScalar[float32](outs[0])), Seconds: seconds}
 			if err := discrete.CheckFinite(step, r.Loss); err != nil {
 				return r, err
 			}
@@ -123,7 +121,6 @@ func trainIsing(b backends.Backend, truth *ising.Model, bits []float32, cfg disc
 				}
 				r.CouplingsRMSE = discrete.RMSE(j, truth.J)
 			}
-			last = time.Now()
 			return r, nil
 		},
 		Step:  func(r isingRecord) int64 { return r.Step },

@@ -8,19 +8,9 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
-)
 
-// randomSPD returns A Aᵀ/d + floor·I for a d×d Gaussian A: symmetric
-// positive definite with eigenvalues bounded below by floor.
-func randomSPD(rng *rand.Rand, d int, floor float64) *mat.SymDense {
-	a := randomDense(rng, d, d)
-	s := mat.NewSymDense(d, nil)
-	s.SymOuterK(1/float64(d), a)
-	for i := range d {
-		s.SetSym(i, i, s.At(i, i)+floor)
-	}
-	return s
-}
+	"github.com/edlebm/edlebm/internal/testutil"
+)
 
 func randomDense(rng *rand.Rand, r, c int) *mat.Dense {
 	a := mat.NewDense(r, c, nil)
@@ -30,14 +20,6 @@ func randomDense(rng *rand.Rand, r, c int) *mat.Dense {
 		}
 	}
 	return a
-}
-
-func randomVector(rng *rand.Rand, d int) []float64 {
-	v := make([]float64, d)
-	for i := range v {
-		v[i] = rng.NormFloat64()
-	}
-	return v
 }
 
 // randomRotation returns the orthogonal factor of a Gaussian matrix.
@@ -64,14 +46,6 @@ func rotate(q *mat.Dense, s mat.Symmetric) *mat.SymDense {
 	return out
 }
 
-func diag(values ...float64) *mat.SymDense {
-	s := mat.NewSymDense(len(values), nil)
-	for i, v := range values {
-		s.SetSym(i, i, v)
-	}
-	return s
-}
-
 func outer(u []float64) *mat.SymDense {
 	s := mat.NewSymDense(len(u), nil)
 	s.SymRankOne(s, 1, mat.NewVecDense(len(u), u))
@@ -96,13 +70,13 @@ func dot(a, b []float64) float64 {
 
 func TestFrechetDistanceClosedForms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	spd := randomSPD(rng, 6, 0.1)
-	mu6 := randomVector(rng, 6)
+	spd := testutil.RandomSPD(rng, 6, 0.1)
+	mu6 := testutil.RandomVector(rng, 6)
 	q := randomRotation(rng, 4)
 	a := []float64{0.5, 2, 3, 7}
 	b := []float64{1.5, 0.2, 3, 11}
-	muA, muB := randomVector(rng, 4), randomVector(rng, 4)
-	u, v := randomVector(rng, 5), randomVector(rng, 5)
+	muA, muB := testutil.RandomVector(rng, 4), testutil.RandomVector(rng, 4)
+	u, v := testutil.RandomVector(rng, 5), testutil.RandomVector(rng, 5)
 	zero5 := make([]float64, 5)
 
 	// Σ(√a − √b)² for diagonal or commuting covariances.
@@ -122,17 +96,17 @@ func TestFrechetDistanceClosedForms(t *testing.T) {
 	}{
 		{"identical Gaussians", mu6, spd, mu6, spd, 0, 1e-12},
 		{"same covariance, shifted mean", mu6, spd, make([]float64, 6), spd, dot(mu6, mu6), 1e-12},
-		{"1-D: (μ1−μ2)² + (s1−s2)²", []float64{1}, diag(4), []float64{-2}, diag(9), 9 + 1, 1e-14},
-		{"diagonal", muA, diag(a...), muB, diag(b...), sqDist(muA, muB) + diagTerm, 1e-12},
-		{"commuting (common eigenvectors)", muA, rotate(q, diag(a...)), muB, rotate(q, diag(b...)), sqDist(muA, muB) + diagTerm, 1e-12},
-		{"singular diagonal", []float64{0, 0, 0}, diag(1, 0, 4), []float64{0, 0, 0}, diag(4, 0, 0), 1 + 4, 1e-12},
-		{"both zero covariance", []float64{1, 2}, diag(0, 0), []float64{1, 5}, diag(0, 0), 9, 0},
-		{"zero against full", zero5, mat.NewSymDense(5, nil), zero5, randomSPD(rng, 5, 0.5), 0, 0}, // want filled below
+		{"1-D: (μ1−μ2)² + (s1−s2)²", []float64{1}, testutil.Diag(4), []float64{-2}, testutil.Diag(9), 9 + 1, 1e-14},
+		{"diagonal", muA, testutil.Diag(a...), muB, testutil.Diag(b...), sqDist(muA, muB) + diagTerm, 1e-12},
+		{"commuting (common eigenvectors)", muA, rotate(q, testutil.Diag(a...)), muB, rotate(q, testutil.Diag(b...)), sqDist(muA, muB) + diagTerm, 1e-12},
+		{"singular diagonal", []float64{0, 0, 0}, testutil.Diag(1, 0, 4), []float64{0, 0, 0}, testutil.Diag(4, 0, 0), 1 + 4, 1e-12},
+		{"both zero covariance", []float64{1, 2}, testutil.Diag(0, 0), []float64{1, 5}, testutil.Diag(0, 0), 9, 0},
+		{"zero against full", zero5, mat.NewSymDense(5, nil), zero5, testutil.RandomSPD(rng, 5, 0.5), 0, 0}, // want filled below
 		// Σ1 = uuᵀ, Σ2 = vvᵀ: Σ1Σ2 = (u·v) u vᵀ has the single non-zero
 		// eigenvalue (u·v)², so the trace of its square root is |u·v|.
 		{"rank one against rank one", u, outer(u), v, outer(v), sqDist(u, v) + dot(u, u) + dot(v, v) - 2*math.Abs(dot(u, v)), 1e-12},
 		// Rotated singular covariances.
-		{"singular, commuting", muA, rotate(q, diag(0, 2, 0, 7)), muB, rotate(q, diag(1, 0, 0, 11)), sqDist(muA, muB) + 1 + 2 + (math.Sqrt(7)-math.Sqrt(11))*(math.Sqrt(7)-math.Sqrt(11)), 1e-12},
+		{"singular, commuting", muA, rotate(q, testutil.Diag(0, 2, 0, 7)), muB, rotate(q, testutil.Diag(1, 0, 0, 11)), sqDist(muA, muB) + 1 + 2 + (math.Sqrt(7)-math.Sqrt(11))*(math.Sqrt(7)-math.Sqrt(11)), 1e-12},
 	}
 	tests[7].want = mat.Trace(tests[7].s2)
 	tests[7].tolerant = 1e-12
@@ -197,8 +171,8 @@ func TestFrechetDistanceMatchesDenmanBeavers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, d := range []int{1, 2, 5, 10, 30} {
 		for trial := range 5 {
-			s1, s2 := randomSPD(rng, d, 0.2), randomSPD(rng, d, 0.2)
-			mu1, mu2 := randomVector(rng, d), randomVector(rng, d)
+			s1, s2 := testutil.RandomSPD(rng, d, 0.2), testutil.RandomSPD(rng, d, 0.2)
+			mu1, mu2 := testutil.RandomVector(rng, d), testutil.RandomVector(rng, d)
 
 			var prod mat.Dense
 			prod.Mul(s1, s2)
@@ -230,8 +204,8 @@ func TestFrechetDistanceRotationInvariance(t *testing.T) {
 		floor float64
 	}{{"well conditioned", 8, 0.5}, {"nearly singular", 8, 1e-9}, {"larger", 40, 0.1}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s1, s2 := randomSPD(rng, tc.d, tc.floor), randomSPD(rng, tc.d, tc.floor)
-			mu1, mu2 := randomVector(rng, tc.d), randomVector(rng, tc.d)
+			s1, s2 := testutil.RandomSPD(rng, tc.d, tc.floor), testutil.RandomSPD(rng, tc.d, tc.floor)
+			mu1, mu2 := testutil.RandomVector(rng, tc.d), testutil.RandomVector(rng, tc.d)
 			want, err := FrechetDistance(mu1, s1, mu2, s2)
 			if err != nil {
 				t.Fatal(err)
@@ -287,7 +261,7 @@ func TestFrechetDistanceOffsetFallback(t *testing.T) {
 				}
 				return e.Factorize(s, vectors)
 			}
-			got, err := FrechetDistance(mu1, diag(a...), mu2, diag(b...))
+			got, err := FrechetDistance(mu1, testutil.Diag(a...), mu2, testutil.Diag(b...))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
@@ -305,7 +279,7 @@ func TestFrechetDistanceOffsetFallback(t *testing.T) {
 }
 
 func TestFrechetDistanceErrors(t *testing.T) {
-	ok := diag(1, 2)
+	ok := testutil.Diag(1, 2)
 	mu := []float64{0, 0}
 	tests := []struct {
 		name     string
@@ -317,13 +291,13 @@ func TestFrechetDistanceErrors(t *testing.T) {
 	}{
 		{"empty", nil, ok, nil, ok, "mu1 is empty"},
 		{"mu2 dimension", mu, ok, []float64{0}, ok, "mu2 has dimension 1, want 2"},
-		{"sigma1 dimension", mu, diag(1), mu, ok, "sigma1 is 1×1, want 2×2"},
-		{"sigma2 dimension", mu, ok, mu, diag(1, 2, 3), "sigma2 is 3×3, want 2×2"},
+		{"sigma1 dimension", mu, testutil.Diag(1), mu, ok, "sigma1 is 1×1, want 2×2"},
+		{"sigma2 dimension", mu, ok, mu, testutil.Diag(1, 2, 3), "sigma2 is 3×3, want 2×2"},
 		{"NaN mean", []float64{0, math.NaN()}, ok, mu, ok, "mu1[1] = NaN"},
-		{"infinite covariance", mu, ok, mu, diag(1, math.Inf(1)), "sigma2[1,1] = +Inf"},
-		{"indefinite sigma1", mu, diag(1, -0.5), mu, ok, "sigma1 has eigenvalue -0.5"},
+		{"infinite covariance", mu, ok, mu, testutil.Diag(1, math.Inf(1)), "sigma2[1,1] = +Inf"},
+		{"indefinite sigma1", mu, testutil.Diag(1, -0.5), mu, ok, "sigma1 has eigenvalue -0.5"},
 		{"indefinite sigma2", mu, ok, mu, mat.NewSymDense(2, []float64{1, 2, 2, 1}), "sigma2 has eigenvalue -1"},
-		{"overflow", mu, diag(1e300, 1), mu, diag(1e300, 1), "numerical failure"},
+		{"overflow", mu, testutil.Diag(1e300, 1), mu, testutil.Diag(1e300, 1), "numerical failure"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -350,11 +324,11 @@ func TestFrechetDistancePSDToleranceIsRelative(t *testing.T) {
 		wantText string
 	}{
 		// √(1e6·4e6) = 2e6: 1e6 − 1e-4 + 4e6 + 1 − 2·2e6.
-		{"large scale, −1e-10 relative", diag(1e6, -1e-4), diag(4e6, 1), 1e6 + 1 - 1e-4, ""},
+		{"large scale, −1e-10 relative", testutil.Diag(1e6, -1e-4), testutil.Diag(4e6, 1), 1e6 + 1 - 1e-4, ""},
 		// √(1·4) = 2: 1 − 1e-10 + 4 + 1 − 2·2.
-		{"unit scale, −1e-10 relative", diag(1, -1e-10), diag(4, 1), 2 - 1e-10, ""},
-		{"small scale, −1e-8 relative", diag(1e-6, -1e-14), diag(1, 1), 0, "sigma1 has eigenvalue -1e-14"},
-		{"unit scale, −1e-8 relative", diag(1, 1), diag(-1e-8, 1), 0, "sigma2 has eigenvalue -1e-08"},
+		{"unit scale, −1e-10 relative", testutil.Diag(1, -1e-10), testutil.Diag(4, 1), 2 - 1e-10, ""},
+		{"small scale, −1e-8 relative", testutil.Diag(1e-6, -1e-14), testutil.Diag(1, 1), 0, "sigma1 has eigenvalue -1e-14"},
+		{"unit scale, −1e-8 relative", testutil.Diag(1, 1), testutil.Diag(-1e-8, 1), 0, "sigma2 has eigenvalue -1e-08"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -409,8 +383,8 @@ func TestFrechetDistanceSingularRandom(t *testing.T) {
 		a := randomDense(rng, tc.d, tc.r)
 		s1 := mat.NewSymDense(tc.d, nil)
 		s1.SymOuterK(1, a)
-		s2 := randomSPD(rng, tc.d, 0.3)
-		mu1, mu2 := randomVector(rng, tc.d), randomVector(rng, tc.d)
+		s2 := testutil.RandomSPD(rng, tc.d, 0.3)
+		mu1, mu2 := testutil.RandomVector(rng, tc.d), testutil.RandomVector(rng, tc.d)
 
 		var s2a, small mat.Dense
 		s2a.Mul(s2, a)

@@ -11,14 +11,16 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/edlebm/edlebm/internal/testutil"
 )
 
 func TestSaveLoadStatsRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	for _, d := range []int{1, 2, 9, 64} {
-		mu := randomVector(rng, d)
+		mu := testutil.RandomVector(rng, d)
 		mu[0] = math.Copysign(0, -1) // bit-exact round trip, sign of zero included
-		sigma := randomSPD(rng, d, 1e-300)
+		sigma := testutil.RandomSPD(rng, d, 1e-300)
 		path := filepath.Join(t.TempDir(), "stats.bin")
 		if err := SaveStats(path, mu, sigma); err != nil {
 			t.Fatalf("d=%d: %v", d, err)
@@ -78,10 +80,10 @@ func TestSaveStatsFormat(t *testing.T) {
 func TestSaveStatsReplacesAtomically(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "stats.bin")
-	if err := SaveStats(path, []float64{1}, diag(2)); err != nil {
+	if err := SaveStats(path, []float64{1}, testutil.Diag(2)); err != nil {
 		t.Fatal(err)
 	}
-	if err := SaveStats(path, []float64{3, 4}, diag(5, 6)); err != nil {
+	if err := SaveStats(path, []float64{3, 4}, testutil.Diag(5, 6)); err != nil {
 		t.Fatal(err)
 	}
 	mu, sigma, err := LoadStats(path)
@@ -92,7 +94,7 @@ func TestSaveStatsReplacesAtomically(t *testing.T) {
 		t.Errorf("loaded mu = %v, sigma = %v: want the second save", mu, mat.Formatted(sigma))
 	}
 	// A failed save leaves the old file and no temporary files.
-	if err := SaveStats(path, []float64{1, 2, 3}, diag(1, 2)); err == nil {
+	if err := SaveStats(path, []float64{1, 2, 3}, testutil.Diag(1, 2)); err == nil {
 		t.Fatal("saving mismatched statistics succeeded")
 	}
 	entries, err := os.ReadDir(dir)
@@ -120,11 +122,11 @@ func TestSaveStatsErrors(t *testing.T) {
 		sigma mat.Symmetric
 		want  string
 	}{
-		{"empty mu", filepath.Join(dir, "a"), nil, diag(1), "mu is empty"},
-		{"dimension mismatch", filepath.Join(dir, "b"), []float64{1, 2}, diag(1, 2, 3), "sigma is 3×3 but mu has dimension 2"},
-		{"NaN mean", filepath.Join(dir, "c"), []float64{1, math.NaN()}, diag(1, 2), "mu[1] = NaN"},
-		{"infinite covariance", filepath.Join(dir, "d"), []float64{1, 2}, diag(math.Inf(1), 2), "sigma[0,0] = +Inf"},
-		{"missing directory", filepath.Join(dir, "no", "such", "dir", "e"), []float64{1}, diag(1), filepath.Join(dir, "no", "such", "dir", "e")},
+		{"empty mu", filepath.Join(dir, "a"), nil, testutil.Diag(1), "mu is empty"},
+		{"dimension mismatch", filepath.Join(dir, "b"), []float64{1, 2}, testutil.Diag(1, 2, 3), "sigma is 3×3 but mu has dimension 2"},
+		{"NaN mean", filepath.Join(dir, "c"), []float64{1, math.NaN()}, testutil.Diag(1, 2), "mu[1] = NaN"},
+		{"infinite covariance", filepath.Join(dir, "d"), []float64{1, 2}, testutil.Diag(math.Inf(1), 2), "sigma[0,0] = +Inf"},
+		{"missing directory", filepath.Join(dir, "no", "such", "dir", "e"), []float64{1}, testutil.Diag(1), filepath.Join(dir, "no", "such", "dir", "e")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,7 +144,7 @@ func TestSaveStatsErrors(t *testing.T) {
 func TestLoadStatsCorrupt(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.bin")
-	if err := SaveStats(good, []float64{1, 2, 3}, randomSPD(rand.New(rand.NewPCG(17, 18)), 3, 0.1)); err != nil {
+	if err := SaveStats(good, []float64{1, 2, 3}, testutil.RandomSPD(rand.New(rand.NewPCG(17, 18)), 3, 0.1)); err != nil {
 		t.Fatal(err)
 	}
 	valid, err := os.ReadFile(good)
@@ -195,34 +197,4 @@ func TestLoadStatsCorrupt(t *testing.T) {
 	if _, _, err := LoadStats(filepath.Join(dir, "absent.bin")); err == nil || !strings.Contains(err.Error(), "absent.bin") {
 		t.Errorf("loading a missing file: error = %v, want one naming it", err)
 	}
-}
-
-// randomVector is d standard normal draws.
-func randomVector(rng *rand.Rand, d int) []float64 {
-	v := make([]float64, d)
-	for i := range v {
-		v[i] = rng.NormFloat64()
-	}
-	return v
-}
-
-// randomSPD returns A Aᵀ/d + floor·I for a d×d Gaussian A: symmetric
-// positive definite.
-func randomSPD(rng *rand.Rand, d int, floor float64) *mat.SymDense {
-	a := mat.NewDense(d, d, randomVector(rng, d*d))
-	s := mat.NewSymDense(d, nil)
-	s.SymOuterK(1/float64(d), a)
-	for i := range d {
-		s.SetSym(i, i, s.At(i, i)+floor)
-	}
-	return s
-}
-
-// diag is the diagonal covariance of values.
-func diag(values ...float64) *mat.SymDense {
-	s := mat.NewSymDense(len(values), nil)
-	for i, v := range values {
-		s.SetSym(i, i, v)
-	}
-	return s
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -138,13 +137,10 @@ func fitClassifier(model *classifier.Model, trainSet *datasets.Images, folder tr
 		}
 		fmt.Printf("resuming from step %d (%s)\n", step, folder.Checkpoints())
 	}
-	last := time.Now()
 	steps := training.Steps[classifierRecord]{
 		Folder: folder,
-		Record: func(step int64, outs []*tensors.Tensor) (classifierRecord, error) {
-			r := classifierRecord{Step: step, Loss: float64(tensors.ToScalar[float32](outs[0])), Seconds: time.Since(last).Seconds()}
-			last = time.Now()
-			return r, nil
+		Record: func(step int64, outs []*tensors.Tensor, seconds float64) (classifierRecord, error) {
+			return classifierRecord{Step: step, Loss: float64(tensors.ToScalar[float32](outs[0])), Seconds: seconds}, nil
 		},
 		Step:  func(r classifierRecord) int64 { return r.Step },
 		Save:  func([]classifierRecord) error { return model.Save(folder.Checkpoints()) },

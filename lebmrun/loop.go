@@ -77,8 +77,9 @@ func (s *session) run(ds *endless) (finished bool, err error) {
 // run if the step diverged (its update was discarded: the checkpoints on
 // disk are the last good ones); at the end of an epoch it counts the epoch
 // (the learning rates decay) and draws its pictures, recording the test
-// reconstruction error.
-func (s *session) record(_ int64, outs []*tensors.Tensor) (Record, error) {
+// reconstruction error. A step's seconds are its own, from its batch's
+// arrival (the data's wait and the previous step's pictures not counted).
+func (s *session) record(_ int64, outs []*tensors.Tensor, _ float64) (Record, error) {
 	m, err := s.model.ReadStepMetrics(outs)
 	if err != nil {
 		return Record{}, err

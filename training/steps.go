@@ -20,9 +20,12 @@ type Steps[R any] struct {
 	// Folder is the run folder: the metrics log is Folder.Metrics().
 	Folder Folder
 	// Record makes the record of the step just taken, from the trainer's
-	// outputs. An error (a diverged step) stops the run: the checkpoints
-	// on disk are the last good ones.
-	Record func(step int64, outs []*tensors.Tensor) (R, error)
+	// outputs; seconds is the time since the previous step's record was
+	// made (since Run began, compiling included, for the first), so that
+	// what Record measures at some steps is not counted in the next
+	// step's time. An error (a diverged step) stops the run: the
+	// checkpoints on disk are the last good ones.
+	Record func(step int64, outs []*tensors.Tensor, seconds float64) (R, error)
 	// Step reads a record's step.
 	Step func(R) int64
 	// Save checkpoints the model; history is the records up to its step,
@@ -116,7 +119,8 @@ type runner[R any] struct {
 	// failure is the error a hook stopped the loop with, as the hook made
 	// it (the loop wraps it in the names of its calls).
 	failure error
-	started time.Time
+	// started is when Run began; recorded when the last record was made.
+	started, recorded time.Time
 }
 
 // The hooks' priorities: the record before the progress bar (0), which
@@ -133,9 +137,11 @@ func (r *runner[R]) attach(loop *train.Loop) {
 		commandline.AttachProgressBar(loop)
 	}
 	r.started = time.Now()
+	r.recorded = r.started
 	loop.OnStep("record the step", recordPriority, func(l *train.Loop, outs []*tensors.Tensor) error {
 		step := int64(l.Trainer.GlobalStep())
-		rec, err := r.Record(step, outs)
+		rec, err := r.Record(step, outs, time.Since(r.recorded).Seconds())
+		r.recorded = time.Now()
 		if err != nil {
 			return r.keep(fmt.Errorf("%w\nstopped; the last good checkpoint is kept in %s", err, r.Folder.Checkpoints()))
 		}

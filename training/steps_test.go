@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -38,7 +39,7 @@ func tinyLoop() *train.Loop {
 func stepsOf(folder Folder, saves *[]int64) Steps[stepRecord] {
 	return Steps[stepRecord]{
 		Folder: folder,
-		Record: func(step int64, outs []*tensors.Tensor) (stepRecord, error) {
+		Record: func(step int64, outs []*tensors.Tensor, _ float64) (stepRecord, error) {
 			return stepRecord{Step: step, Loss: float64(tensors.ToScalar[float32](outs[0]))}, nil
 		},
 		Step: func(r stepRecord) int64 { return r.Step },
@@ -96,7 +97,7 @@ func TestStepsCheckpointsLogsAndStops(t *testing.T) {
 		t.Errorf("logged steps %v, Appended called %d times; want 1 to 7 once each", got, appended)
 	}
 
-	s.Record = func(step int64, _ []*tensors.Tensor) (stepRecord, error) {
+	s.Record = func(step int64, _ []*tensors.Tensor, _ float64) (stepRecord, error) {
 		return stepRecord{}, fmt.Errorf("step %d diverged", step)
 	}
 	_, err = s.Run(train.NewLoop(loop.Trainer), constant{[]float32{1, 2}}, 9)
@@ -133,5 +134,27 @@ func TestStepsStartsTheLogWithLegacyRecords(t *testing.T) {
 	}
 	if got := loggedSteps(t, folder); !slices.Equal(got, []int64{1, 2, 3, 4, 5, 6}) {
 		t.Errorf("logged steps %v, want 1 to 6", got)
+	}
+}
+
+// TestStepsTimesEachStepWithoutTheRecords: the seconds Record is given are
+// the time since the previous record was made, so what Record measures at
+// one step (here a 0.2 s pause) is not counted in the next step's time.
+func TestStepsTimesEachStepWithoutTheRecords(t *testing.T) {
+	var saves []int64
+	s := stepsOf(Folder{Dir: t.TempDir()}, &saves)
+	seconds := map[int64]float64{}
+	s.Record = func(step int64, outs []*tensors.Tensor, sec float64) (stepRecord, error) {
+		seconds[step] = sec
+		if step == 2 {
+			time.Sleep(200 * time.Millisecond)
+		}
+		return stepRecord{Step: step}, nil
+	}
+	if _, err := s.Run(tinyLoop(), constant{[]float32{1}}, 3); err != nil {
+		t.Fatal(err)
+	}
+	if !(seconds[2] > 0) || !(seconds[3] > 0 && seconds[3] < 0.15) {
+		t.Errorf("step times %v: want each > 0, step 3's without step 2's 0.2 s record", seconds)
 	}
 }
