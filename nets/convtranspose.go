@@ -2,6 +2,7 @@ package nets
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -13,8 +14,10 @@ import (
 type ConvTImpl string
 
 const (
-	// ConvTAuto picks ConvTNative on XLA and ConvTShift elsewhere
-	// (SimpleGo).
+	// ConvTAuto picks, per layer, the implementation measured fastest on
+	// the graph's backend (see autoConvTImpl): on XLA CPU ConvTShift,
+	// ConvTPhase or ConvTNative by the layer's shape, on XLA with CUDA
+	// ConvTNative, elsewhere (SimpleGo) ConvTShift.
 	ConvTAuto ConvTImpl = "auto"
 	// ConvTNative is one input-dilated convolution, which XLA maps to its
 	// native (cuDNN on GPU) transposed convolution.
@@ -28,10 +31,16 @@ const (
 	// mask, which SimpleGo runs element by element: 3–20 % faster than
 	// ConvTGather there (docs/results/simplego-convt.md).
 	ConvTShift ConvTImpl = "shift"
+	// ConvTPhase is one ordinary convolution per output phase (the output
+	// pixels whose coordinates have the same remainders modulo the
+	// stride), each with the kernel taps that reach that phase, the
+	// results interleaved: no multiplication by an inserted zero and no
+	// scatter of products ("sub-pixel convolution").
+	ConvTPhase ConvTImpl = "phase"
 )
 
 // ConvTImpls lists the valid ConvTImpl values.
-var ConvTImpls = []ConvTImpl{ConvTAuto, ConvTNative, ConvTGather, ConvTShift}
+var ConvTImpls = []ConvTImpl{ConvTAuto, ConvTNative, ConvTGather, ConvTShift, ConvTPhase}
 
 // xlaBackendName is the name GoMLX's XLA backend reports (backends/xla is
 // not imported, so that this package does not need cgo).
@@ -61,10 +70,7 @@ func ConvTransposeOutputSize(in, kernel, stride, padding int) int {
 func ConvTranspose2D(x, kernel, bias *Node, stride, padding int, impl ConvTImpl) *Node {
 	checkConvT(x, kernel, bias, stride, padding)
 	if impl == ConvTAuto {
-		impl = ConvTShift
-		if x.Graph().Backend().Name() == xlaBackendName {
-			impl = ConvTNative
-		}
+		impl = autoConvTImpl(x.Graph().Backend(), x.Shape().Dimensions, kernel.Shape().Dimensions, stride)
 	}
 	var out *Node
 	switch impl {
@@ -74,6 +80,8 @@ func ConvTranspose2D(x, kernel, bias *Node, stride, padding int, impl ConvTImpl)
 		out = convTGather(x, kernel, stride, padding)
 	case ConvTShift:
 		out = convTShift(x, kernel, stride, padding)
+	case ConvTPhase:
+		out = convTPhase(x, kernel, stride, padding)
 	default:
 		panic(fmt.Errorf("nets: unknown transposed-convolution implementation %q; valid: %v", impl, ConvTImpls))
 	}
@@ -81,6 +89,30 @@ func ConvTranspose2D(x, kernel, bias *Node, stride, padding int, impl ConvTImpl)
 		out = Add(out, Reshape(bias, 1, 1, 1, bias.Shape().Dimensions[0]))
 	}
 	return out
+}
+
+// autoConvTImpl is what ConvTAuto means for x [B,H,W,Cin] and kernel
+// [kH,kW,Cin,Cout] on backend. On XLA CPU the three forms each win on some
+// layer of the paper's generators (per-layer times in docs/xla.md): the
+// shift form where the input is one pixel (a matrix product) or the output
+// has at most 4 channels (an image: the native form's matrix product is
+// then a few columns wide), the phase form where the kernel is a multiple
+// of a stride above 1 (every phase a full-width convolution), the native
+// one otherwise. On a GPU, cuDNN's transposed convolution (native).
+func autoConvTImpl(backend backends.Backend, xd, kd []int, stride int) ConvTImpl {
+	if backend.Name() != xlaBackendName {
+		return ConvTShift
+	}
+	if strings.Contains(strings.ToLower(backend.Description()), "cuda") {
+		return ConvTNative
+	}
+	switch {
+	case xd[1] == 1 && xd[2] == 1 || kd[3] <= 4:
+		return ConvTShift
+	case stride > 1 && kd[0]%stride == 0 && kd[1]%stride == 0:
+		return ConvTPhase
+	}
+	return ConvTNative
 }
 
 // checkConvT panics with a description of the first inconsistent argument.

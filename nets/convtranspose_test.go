@@ -9,6 +9,7 @@ import (
 
 	"github.com/edlebm/edlebm/internal/testutil"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -65,7 +66,7 @@ var convTCases = []struct {
 	{k: 3, kw: 4, stride: 2, padding: 1, h: 3, w: 2},
 }
 
-var convTImplsUnderTest = []ConvTImpl{ConvTNative, ConvTGather, ConvTShift, ConvTAuto}
+var convTImplsUnderTest = []ConvTImpl{ConvTNative, ConvTGather, ConvTShift, ConvTPhase, ConvTAuto}
 
 // convTSecondOrderImpls are the implementations that can be differentiated
 // twice on every backend.
@@ -109,12 +110,17 @@ func TestConvTranspose2DGeneratorLayers(t *testing.T) {
 // TestConvTranspose2DEdgeSettings runs checkConvTImpls on settings no
 // generator uses: a stride of 3, where the phases of the shift
 // implementation take taps other than those of strides 1 and 2 (2·padding
-// and 2·tap are no multiples of it), and a one-row input padded down to a
-// one-row output, where some taps reach no output row.
+// and 2·tap are no multiples of it), a one-row input padded down to a
+// one-row output, where some taps reach no output row, a stride wider than
+// the kernel, which leaves phases no tap reaches, and a padding wider than
+// the stride, where the phase form crops its input.
 func TestConvTranspose2DEdgeSettings(t *testing.T) {
 	for _, tc := range []struct{ h, w, k, kw, stride, padding int }{
 		{h: 3, w: 2, k: 4, kw: 5, stride: 3, padding: 1},
 		{h: 1, w: 3, k: 3, kw: 3, stride: 1, padding: 1},
+		{h: 2, w: 3, k: 2, kw: 2, stride: 3, padding: 0},
+		{h: 5, w: 4, k: 6, kw: 7, stride: 2, padding: 3},
+		{h: 5, w: 6, k: 2, kw: 3, stride: 2, padding: 2},
 	} {
 		t.Run(fmt.Sprintf("k%dx%d_s%d_p%d_in%dx%d", tc.k, tc.kw, tc.stride, tc.padding, tc.h, tc.w), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(4, uint64(tc.k*100+tc.h)))
@@ -123,14 +129,14 @@ func TestConvTranspose2DEdgeSettings(t *testing.T) {
 	}
 }
 
-// checkConvTImpls checks the native, gather and shift implementations on
+// checkConvTImpls checks the native, gather, shift and phase implementations on
 // random x [1, h, w, 2], kernel [k, kw, 2, 2] and bias: the output against
 // naiveConvT, and the gradients of L = Σ r ⊙ (convT(x, K) + b) against
 // central differences of it, exact here since L is linear. The
 // implementations share one graph, which XLA compiles once.
 func checkConvTImpls(t *testing.T, rng *rand.Rand, h, w, k, kw, stride, padding int) {
 	t.Helper()
-	impls := []ConvTImpl{ConvTNative, ConvTGather, ConvTShift} // ConvTAuto is one of them
+	impls := []ConvTImpl{ConvTNative, ConvTGather, ConvTShift, ConvTPhase} // ConvTAuto is one of them
 	x := testutil.RandomArray(rng, 1, 1, h, w, 2)
 	kernel := testutil.RandomArray(rng, 1, k, kw, 2, 2)
 	bias := testutil.RandomArray(rng, 1, 2)
@@ -224,30 +230,81 @@ func TestConvTranspose2DSecondOrder(t *testing.T) {
 	}
 }
 
-// TestConvTAutoChoice checks what ConvTAuto builds: one convolution of the
-// reversed kernel on XLA, and on SimpleGo the shift implementation's products, slices and
-// concatenations, with no gather and no convolution.
-func TestConvTAutoChoice(t *testing.T) {
-	g := NewGraph(testBackend(), "auto")
-	defer g.Finalize()
-	x := Parameter(g, "x", shapes.Make(dtypes.Float32, 2, 4, 4, 3))
-	kernel := Parameter(g, "kernel", shapes.Make(dtypes.Float32, 4, 4, 3, 2))
-	before := len(g.Nodes())
-	ConvTranspose2D(x, kernel, nil, 2, 1, ConvTAuto)
-	count := map[NodeType]int{}
-	for _, n := range g.Nodes()[before:] {
-		count[n.Type()]++
+// describedBackend is a backend that answers Name and Description as told
+// (and nothing else): what autoConvTImpl looks at.
+type describedBackend struct {
+	backends.Backend
+	name, description string
+}
+
+func (b describedBackend) Name() string        { return b.name }
+func (b describedBackend) Description() string { return b.description }
+
+// TestAutoConvTImpl checks ConvTAuto's choice per backend and layer shape:
+// on XLA CPU the form measured fastest for that kind of layer
+// (docs/xla.md), on a CUDA plugin cuDNN's (native), elsewhere shift.
+func TestAutoConvTImpl(t *testing.T) {
+	cpu := describedBackend{name: xlaBackendName, description: "xla:cpu - PJRT \"cpu\" plugin [2 device(s)]"}
+	cuda := describedBackend{name: xlaBackendName, description: "xla:/usr/local/lib/go-xla/pjrt_c_api_cuda_plugin.so - PJRT [1 device(s)]"}
+	simpleGo := describedBackend{name: "go", description: "Simple Go Portable Backend"}
+	for _, tc := range []struct {
+		name    string
+		backend describedBackend
+		x, k    []int
+		stride  int
+		want    ConvTImpl
+	}{
+		{"cpu projection from one pixel", cpu, []int{128, 1, 1, 16}, []int{4, 4, 16, 128}, 1, ConvTShift},
+		{"cpu image layer, one channel", cpu, []int{128, 14, 14, 32}, []int{4, 4, 32, 1}, 2, ConvTShift},
+		{"cpu image layer, RGB", cpu, []int{16, 16, 16, 128}, []int{4, 4, 128, 3}, 2, ConvTShift},
+		{"cpu kernel 4, stride 2", cpu, []int{128, 7, 7, 64}, []int{4, 4, 64, 32}, 2, ConvTPhase},
+		{"cpu kernel 3, stride 2", cpu, []int{128, 4, 4, 128}, []int{3, 3, 128, 64}, 2, ConvTNative},
+		{"cpu kernel 4 by 3, stride 2", cpu, []int{8, 4, 4, 16}, []int{4, 3, 16, 8}, 2, ConvTNative},
+		{"cpu stride 1", cpu, []int{8, 4, 4, 16}, []int{3, 3, 16, 8}, 1, ConvTNative},
+		{"cuda kernel 4, stride 2", cuda, []int{128, 7, 7, 64}, []int{4, 4, 64, 32}, 2, ConvTNative},
+		{"cuda projection", cuda, []int{128, 1, 1, 16}, []int{4, 4, 16, 128}, 1, ConvTNative},
+		{"simplego kernel 4, stride 2", simpleGo, []int{128, 7, 7, 64}, []int{4, 4, 64, 32}, 2, ConvTShift},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := autoConvTImpl(tc.backend, tc.x, tc.k, tc.stride); got != tc.want {
+				t.Errorf("autoConvTImpl(%s, x %v, kernel %v, stride %d) = %s, want %s", tc.backend.name, tc.x, tc.k, tc.stride, got, tc.want)
+			}
+		})
 	}
-	want := map[NodeType]bool{NodeTypeGather: false, NodeTypeConvGeneral: false, NodeTypeDotGeneral: true, NodeTypeSlice: true, NodeTypeConcatenate: true}
-	if testBackend().Name() == xlaBackendName {
-		// The kernel flipped by Reverse, not by a gather: only that form is
-		// compiled to cuDNN's transposed convolution on GPUs (flipSpatial).
-		want = map[NodeType]bool{NodeTypeConvGeneral: true, NodeTypeReverse: true, NodeTypeGather: false, NodeTypeDotGeneral: false}
-	}
-	for nodeType, present := range want {
-		if (count[nodeType] > 0) != present {
-			t.Errorf("ConvTAuto on %s built %d %s nodes, want them present: %v", testBackend().Name(), count[nodeType], nodeType, present)
-		}
+}
+
+// TestConvTImplGraphs checks what each implementation builds on the tests'
+// backend: the native form flips its kernel with Reverse on XLA (only that
+// form is compiled to cuDNN's transposed convolution on GPUs: flipSpatial),
+// the phase form convolves without a matrix product or Reverse, the shift
+// form multiplies and adds with no convolution and no gather.
+func TestConvTImplGraphs(t *testing.T) {
+	onXLA := testBackend().Name() == xlaBackendName
+	for _, tc := range []struct {
+		impl ConvTImpl
+		want map[NodeType]bool
+	}{
+		{ConvTNative, map[NodeType]bool{NodeTypeConvGeneral: true, NodeTypeReverse: onXLA, NodeTypeDotGeneral: false}},
+		{ConvTPhase, map[NodeType]bool{NodeTypeConvGeneral: true, NodeTypeReverse: false, NodeTypeDotGeneral: false}},
+		{ConvTShift, map[NodeType]bool{NodeTypeGather: false, NodeTypeConvGeneral: false, NodeTypeDotGeneral: true, NodeTypeSlice: true, NodeTypeConcatenate: true}},
+	} {
+		t.Run(string(tc.impl), func(t *testing.T) {
+			g := NewGraph(testBackend(), string(tc.impl))
+			defer g.Finalize()
+			x := Parameter(g, "x", shapes.Make(dtypes.Float32, 2, 4, 4, 3))
+			kernel := Parameter(g, "kernel", shapes.Make(dtypes.Float32, 4, 4, 3, 8))
+			before := len(g.Nodes())
+			ConvTranspose2D(x, kernel, nil, 2, 1, tc.impl)
+			count := map[NodeType]int{}
+			for _, n := range g.Nodes()[before:] {
+				count[n.Type()]++
+			}
+			for nodeType, present := range tc.want {
+				if (count[nodeType] > 0) != present {
+					t.Errorf("%s on %s built %d %s nodes, want them present: %v", tc.impl, testBackend().Name(), count[nodeType], nodeType, present)
+				}
+			}
+		})
 	}
 }
 
