@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/nets"
+
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -26,6 +28,13 @@ func newModel(t *testing.T, cfg Config) *Model {
 		t.Fatal(err)
 	}
 	m.block = testChainBlock
+	if testBackend().Name() == "xla" {
+		// The SimpleGo pass runs these models with the shift form
+		// (ConvTAuto's choice there); on XLA they take the native one,
+		// which XLA compiles fastest, so the two passes cover two forms
+		// (package nets checks every form against the naive loop).
+		m.Context().SetParam(nets.ParamConvTImpl, string(nets.ConvTNative))
+	}
 	return m
 }
 

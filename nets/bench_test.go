@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 )
@@ -39,7 +41,7 @@ func benchmarkGenerator(b *testing.B, preset string, batch int) {
 		zData[i] = float32(rng.NormFloat64())
 	}
 	z := tensors.FromFlatDataAndDimensions(zData, batch, cfg.Nz)
-	for _, impl := range []ConvTImpl{ConvTGather, ConvTShift, ConvTNative} {
+	for _, impl := range []ConvTImpl{ConvTGather, ConvTShift, ConvTNative, ConvTPhase, ConvTAuto} {
 		for _, withGrad := range []bool{false, true} {
 			name := fmt.Sprintf("%s_b%d/%s/forward", preset, batch, impl)
 			if withGrad {
@@ -81,4 +83,73 @@ func benchmarkGenerator(b *testing.B, preset string, batch int) {
 			})
 		}
 	}
+}
+
+// BenchmarkConvTransposeLayers times each layer of the MNIST generator
+// (batch 128, the main job's) and of the SVHN one (batch 16) alone, with
+// each implementation, as the posterior Langevin chain uses it: the layer
+// and its gradient with respect to its input. It reports the rate in
+// GFLOP/s (forward and input-gradient passes, nets.PassFLOPs's count),
+// the figures behind ConvTAuto's choice on XLA CPU (docs/xla.md):
+//
+//	EDLEBM_TEST_BACKEND=cpu go test ./nets -run '^$' -bench ConvTransposeLayers -benchtime 30x -count 3
+func BenchmarkConvTransposeLayers(b *testing.B) {
+	for _, bc := range []struct {
+		preset string
+		batch  int
+	}{{"mnist", 128}, {"svhn", 16}} {
+		cfg, err := GeneratorPreset(bc.preset)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size, channels := 1, cfg.Nz
+		for i, l := range cfg.Layers {
+			flops := PassFLOPs(cfg.LayerFLOPs()[i:i+1], true, false) * float64(bc.batch)
+			for _, impl := range []ConvTImpl{ConvTNative, ConvTShift, ConvTPhase, ConvTAuto} {
+				name := fmt.Sprintf("%s_b%d/layer%d_%dx%dx%d_to_%d/%s", bc.preset, bc.batch, i+1, size, size, channels, l.Out, impl)
+				b.Run(name, func(b *testing.B) {
+					benchmarkLayer(b, []int{bc.batch, size, size, channels}, l, impl, flops)
+				})
+			}
+			size, channels = ConvTransposeOutputSize(size, l.Kernel, l.Stride, l.Padding), l.Out
+		}
+	}
+}
+
+// benchmarkLayer times one transposed convolution of x (dims xd) by the
+// layer's kernel and its gradient with respect to x. The loss is returned
+// too: the gradient of Σ r⊙convT(x) alone does not need the forward pass,
+// and XLA would drop it.
+func benchmarkLayer(b *testing.B, xd []int, l ConvTLayer, impl ConvTImpl, flops float64) {
+	exec, err := NewExec(testBackend(), func(x, kernel, r *Node) []*Node {
+		loss := ReduceAllSum(Mul(r, ConvTranspose2D(x, kernel, nil, l.Stride, l.Padding, impl)))
+		return []*Node{loss, Gradient(loss, x)[0]}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	random := func(dims ...int) *tensors.Tensor {
+		data := make([]float32, shapes.Make(dtypes.Float32, dims...).Size())
+		for i := range data {
+			data[i] = float32(rng.NormFloat64())
+		}
+		return tensors.FromFlatDataAndDimensions(data, dims...)
+	}
+	out := ConvTransposeOutputSize(xd[1], l.Kernel, l.Stride, l.Padding)
+	x, kernel, r := random(xd...), random(l.Kernel, l.Kernel, xd[3], l.Out), random(xd[0], out, out, l.Out)
+	step := func() {
+		outs, err := exec.Exec(x, kernel, r)
+		if err != nil {
+			b.Fatalf("%+v", err)
+		}
+		for _, o := range outs {
+			o.FinalizeAll()
+		}
+	}
+	step() // compiles
+	for b.Loop() {
+		step()
+	}
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
