@@ -28,14 +28,20 @@ func newModel(t *testing.T, cfg Config) *Model {
 		t.Fatal(err)
 	}
 	m.block = testChainBlock
-	if testBackend().Name() == "xla" {
-		// The SimpleGo pass runs these models with the shift form
-		// (ConvTAuto's choice there); on XLA they take the native one,
-		// which XLA compiles fastest, so the two passes cover two forms
-		// (package nets checks every form against the naive loop).
+	useNativeConvTOnXLA(m)
+	return m
+}
+
+// useNativeConvTOnXLA gives m's generator the native transposed
+// convolution if it runs on XLA. The SimpleGo pass runs the tests' models
+// with the shift form (ConvTAuto's choice there, and on XLA CPU for the
+// tiny generators' layers); on XLA the native one, which XLA compiles
+// fastest, so the two passes cover two forms (package nets checks every
+// form against the naive loop).
+func useNativeConvTOnXLA(m *Model) {
+	if m.backend.Name() == "xla" {
 		m.Context().SetParam(nets.ParamConvTImpl, string(nets.ConvTNative))
 	}
-	return m
 }
 
 // trainStep runs one training step or fails the test.
@@ -468,6 +474,7 @@ func TestReducedPrecisionTracksFloat32(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				useNativeConvTOnXLA(m)
 				x := imagesTensor(cfg, structuredImages())
 				for range 60 {
 					mse[i] = append(mse[i], trainStep(t, m, x).ReconstructionMSE)
