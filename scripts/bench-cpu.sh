@@ -47,18 +47,8 @@ iters=${ITERS:-5}
 simplego_iters=${SIMPLEGO_ITERS:-0}
 shapes=${SHAPES:-mnist:64 svhn:16}
 impls=${IMPLS:-go-xla pytorch pytorch-compile jax jax-fori}
-venv=${BASELINES_VENV:-$HOME/.cache/edlebm/baselines-venv}
-if [ -z "${TORCH_PYTHON:-}" ] || [ -z "${JAX_PYTHON:-}" ]; then
-  mapfile -t pins < <(grep -E '^(torch|jax)==' baselines/requirements.txt)
-  if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(any(m.version(p.split('==')[0]).split('+')[0] != p.split('==')[1] for p in sys.argv[1:]))" "${pins[@]}" 2>/dev/null; then
-    echo "installing the baselines' Python environment (${pins[*]}) into $venv" >&2
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q -r baselines/requirements.txt
-  fi
-fi
-torch_py=${TORCH_PYTHON:-$venv/bin/python}
-jax_py=${JAX_PYTHON:-$venv/bin/python}
-versions="$("$torch_py" -c 'import torch; print("PyTorch", torch.__version__)'), $("$jax_py" -c 'import jax, jaxlib; print("JAX", jax.__version__, "jaxlib", jaxlib.__version__)')"
+# shellcheck source=scripts/baselines-env.sh
+. scripts/baselines-env.sh
 
 go build -o bin/ ./cmd/bench-lebm
 raw=${out%.md}.tsv

@@ -5,8 +5,12 @@
 #
 #   go-xla       density's BenchmarkTrainStep on XLA CPU (xla-cpu-pjrt)
 #   go-simplego  the same benchmark on SimpleGo
-#   pytorch      baselines/toy_bench.py, Debian's PyTorch with OpenBLAS
+#   pytorch      baselines/toy_bench.py, eager
 #   jax          baselines/toy_bench_jax.py on XLA CPU
+#
+# with PyTorch and JAX as a user installs them today (the versions pinned
+# in baselines/requirements.txt, in their own environment: see
+# scripts/baselines-env.sh)
 #
 # all pinned to the same cores (taskset -c $CORES, default one core: 0), as
 # many threads as cores, in interleaved rounds (PyTorch with
@@ -18,8 +22,8 @@
 #   scripts/bench-toy.sh [OUT]
 #
 # Environment: ROUNDS (3), CORES (0; e.g. 0,1), STEPS (300 timed steps per
-# run), SIMPLEGO_STEPS (30; 0 leaves SimpleGo out), TORCH_PYTHON
-# (/usr/bin/python3), JAX_PYTHON (/opt/jaxenv/bin/python).
+# run), SIMPLEGO_STEPS (30; 0 leaves SimpleGo out), BASELINES_VENV,
+# TORCH_PYTHON, JAX_PYTHON (scripts/baselines-env.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/results/toy-speed.md}
@@ -28,9 +32,8 @@ cores=${CORES:-0}
 threads=$(taskset -c "$cores" nproc)
 steps=${STEPS:-300}
 simplego_steps=${SIMPLEGO_STEPS:-30}
-jax_py=${JAX_PYTHON:-/opt/jaxenv/bin/python}
-# shellcheck source=scripts/torch-env.sh
-. scripts/torch-env.sh
+# shellcheck source=scripts/baselines-env.sh
+. scripts/baselines-env.sh
 
 mkdir -p bin
 go test -c -o bin/density.test ./density
@@ -70,5 +73,5 @@ for round in $(seq "$rounds"); do
 done
 
 python3 scripts/bench_table.py "$raw" "$out" --unit ms \
-  --title "Toy training step (25-Gaussians energy MLP): Go (XLA CPU, SimpleGo), PyTorch, JAX" \
-  --note "Command: \`CORES=$cores scripts/bench-toy.sh\` — $rounds interleaved rounds, every implementation pinned to cores $cores (taskset) with $threads thread(s) (Go on XLA CPU: one device per core), $(date -u +%Y-%m-%d); $(nproc) cores on the machine. Milliseconds per step (batch drawn, loss, gradient, Adam, parameter average): median over rounds (min … max); Go: go test -bench's mean over $steps steps after 20 warm-up steps ($simplego_steps on SimpleGo); PyTorch and JAX: mean over $((steps * 3)) steps after 50. Compile: JAX's jit compile seconds (Go's benchmark compiles in its warm-up)."
+  --title "Toy training step (25-Gaussians energy MLP): Go (XLA CPU, SimpleGo), PyTorch and JAX as installed today" \
+  --note "Command: \`ROUNDS=$rounds CORES=$cores STEPS=$steps SIMPLEGO_STEPS=$simplego_steps scripts/bench-toy.sh $out\` — $versions (baselines/requirements.txt); $rounds interleaved rounds, every implementation pinned to cores $cores (taskset) with $threads thread(s) (Go on XLA CPU: one device per core), $(date -u +%Y-%m-%d); $(nproc) cores on the machine. Milliseconds per step (batch drawn, loss, gradient, Adam, parameter average): median over rounds (min … max); Go: go test -bench's mean over $steps steps after 20 warm-up steps ($simplego_steps on SimpleGo); PyTorch and JAX: mean over $((steps * 3)) steps after 50. Compile: JAX's jit compile seconds (Go's benchmark compiles in its warm-up)."
