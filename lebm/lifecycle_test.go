@@ -20,6 +20,7 @@ func TestLifecycle(t *testing.T) {
 				t.Fatal(err)
 			}
 			m.block = testChainBlock // as the other tests' models
+			useNativeConvTOnXLA(m)
 			return m
 		},
 		Step: func(t testing.TB, m *Model) StepMetrics {

@@ -57,6 +57,7 @@ func trainOn(t *testing.T, b backends.Backend, cfg Config, devices, batch, steps
 		t.Fatal(err)
 	}
 	m.block = testChainBlock
+	useNativeConvTOnXLA(m)
 	data := newVaried(cfg, batch)
 	var got []StepMetrics
 	if how == viaTrainStep {

@@ -16,4 +16,5 @@ if [ -z "${TORCH_PYTHON:-}" ] || [ -z "${JAX_PYTHON:-}" ]; then
 fi
 torch_py=${TORCH_PYTHON:-$venv/bin/python}
 jax_py=${JAX_PYTHON:-$venv/bin/python}
+# shellcheck disable=SC2034 # used by the scripts that source this one
 versions="$("$torch_py" -c 'import torch; print("PyTorch", torch.__version__)'), $("$jax_py" -c 'import jax, jaxlib; print("JAX", jax.__version__, "jaxlib", jaxlib.__version__)')"
