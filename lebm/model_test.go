@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edlebm/edlebm/nets"
-
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/nets"
 )
 
 // newModel creates a model from cfg or fails the test.
