@@ -30,6 +30,7 @@ func dirNames(t *testing.T, dir string) []string {
 }
 
 func TestSaveKeepsTwoCompleteCheckpointsAndALatestPointer(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	m := newModel(t, cfg)
 	x := imagesTensor(cfg, structuredImages())
@@ -62,6 +63,7 @@ func TestSaveKeepsTwoCompleteCheckpointsAndALatestPointer(t *testing.T) {
 }
 
 func TestSaveRefusesAFolderOfOtherFiles(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
@@ -77,6 +79,7 @@ func TestSaveRefusesAFolderOfOtherFiles(t *testing.T) {
 }
 
 func TestLoadReportsBadCheckpoints(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	save := func(t *testing.T) (dir, ckpt string) {
 		dir = t.TempDir()
@@ -128,6 +131,7 @@ func TestLoadReportsBadCheckpoints(t *testing.T) {
 }
 
 func TestLoadOptionsChangeTheSamplers(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t) // 5 test-posterior and 5 generation steps of 0.1 and 0.2
 	dir := t.TempDir()
 	if err := newModel(t, cfg).Save(dir); err != nil {
@@ -192,6 +196,7 @@ func TestLoadOptionsChangeTheSamplers(t *testing.T) {
 // one, and the model saves the name from then on; a checkpoint that names
 // its data set keeps it.
 func TestWithDataNamed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ saved, want string }{{"", "svhn"}, {"mnist", "mnist"}} {
 		cfg := tinyConfig(t)
 		cfg.Data = tc.saved
@@ -225,6 +230,7 @@ func TestWithDataNamed(t *testing.T) {
 // a checkpoint once held only the random state; a backend whose random
 // stream differs (XLA against SimpleGo) then drew another model on load.
 func TestSaveBeforeTrainingHoldsTheVariables(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	m := newModel(t, cfg)
 	dir := filepath.Join(t.TempDir(), "ckpt")
@@ -258,6 +264,7 @@ func TestSaveBeforeTrainingHoldsTheVariables(t *testing.T) {
 // gradients of two models are compared position by position
 // (cmd/check-backend), and a checkpoint's variables come back in map order.
 func TestScopeValuesOrderSurvivesLoading(t *testing.T) {
+	t.Parallel()
 	m := newModel(t, tinyConfig(t))
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	if err := m.Save(dir); err != nil {
@@ -299,6 +306,7 @@ func TestScopeValuesOrderSurvivesLoading(t *testing.T) {
 // snapshot loaded afresh, its global step, and the same reconstructions
 // from the same seed through the graphs compiled before.
 func TestRestoreSwapsInASnapshot(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	m := newModel(t, cfg)
 	x := imagesTensor(cfg, structuredImages())

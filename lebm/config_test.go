@@ -14,6 +14,7 @@ import (
 )
 
 func TestDefaultConfig(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		dataset        string
 		nz             int
@@ -76,6 +77,7 @@ func TestDefaultConfig(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		change func(*Config)
@@ -118,6 +120,7 @@ func TestConfigValidate(t *testing.T) {
 // TestConfigValidateAcceptsBoundaries checks that the closed ends of the
 // documented ranges are valid: Adam's β in [0, 1) and LRDecay in (0, 1].
 func TestConfigValidateAcceptsBoundaries(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		change func(*Config)
@@ -137,6 +140,7 @@ func TestConfigValidateAcceptsBoundaries(t *testing.T) {
 }
 
 func TestConfigParams(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	cfg.ED.DropLogM, cfg.PriorLangevin.NoNoise = true, true
 	for _, tc := range []struct {
@@ -241,6 +245,7 @@ func TestConfigParams(t *testing.T) {
 // al. (2020)'s settings for the CD-LEBM the paper compares with (its
 // appendix, training details; batch 100).
 func TestPresetConfig(t *testing.T) {
+	t.Parallel()
 	paper, err := DefaultConfig("svhn")
 	if err != nil {
 		t.Fatal(err)
@@ -270,6 +275,7 @@ func TestPresetConfig(t *testing.T) {
 // SettingNames lists every setting WithSettings takes, each of which
 // round-trips through it.
 func TestConfigChangesAndSettingNames(t *testing.T) {
+	t.Parallel()
 	paper, err := DefaultConfig("svhn")
 	if err != nil {
 		t.Fatal(err)
@@ -301,6 +307,7 @@ func TestConfigChangesAndSettingNames(t *testing.T) {
 // images of that shape (following the layers' sizes, not the preset's
 // name), and that other shapes are refused.
 func TestImageGenerator(t *testing.T) {
+	t.Parallel()
 	for size := range ImageGenerators {
 		for _, channels := range []int{1, 3} {
 			gen, err := ImageGenerator(size, channels)

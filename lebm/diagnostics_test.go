@@ -37,6 +37,7 @@ func zeroPriorModel(t *testing.T, cfg Config) *Model {
 // coordinate has variance v_k = r^{2k} + s²(1 − r^{2k})/(1 − r²), and the
 // mean energy over chains is nz·v_k/2.
 func TestPriorChainEnergiesFollowTheGaussianRecursion(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	m := zeroPriorModel(t, cfg)
 	const chains, steps, chunk = 4000, 12, 4
@@ -69,6 +70,7 @@ func TestPriorChainEnergiesFollowTheGaussianRecursion(t *testing.T) {
 // noise, z ← r z with r = 1 − s²/2, so U before step k is r^{2k} U(z₀);
 // and that the smallest valid call, one chain of one step, works.
 func TestPriorChainEnergiesTraceEachChain(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	cfg.GenerationLangevin.NoNoise = true
 	m := zeroPriorModel(t, cfg)
@@ -105,6 +107,7 @@ func TestPriorChainEnergiesTraceEachChain(t *testing.T) {
 // TestPriorChainEnergiesRejectsBadArguments checks the documented argument
 // errors, which come before any graph is built, name the bad value.
 func TestPriorChainEnergiesRejectsBadArguments(t *testing.T) {
+	t.Parallel()
 	m := &Model{cfg: tinyConfig(t)} // no graphs: validation comes first
 	for _, tc := range []struct {
 		chains, steps, chunk int
@@ -125,6 +128,7 @@ func TestPriorChainEnergiesRejectsBadArguments(t *testing.T) {
 
 // Decode against the hand-written decoder of a one-layer generator.
 func TestDecodeMatchesANaiveGenerator(t *testing.T) {
+	t.Parallel()
 	cfg := oneLayerConfig(t)
 	ctx, naive := newNaiveContext(t, cfg, rand.New(rand.NewPCG(5, 6)))
 	cfg.SetParams(ctx)
@@ -150,6 +154,7 @@ func TestDecodeMatchesANaiveGenerator(t *testing.T) {
 // sampling.MALA run one step at a time from the same draws (here in one
 // graph, the chunks of 2 then joined).
 func TestPriorChainEnergiesOfMALAChains(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	cfg.GenerationSampler = SamplerMALA
 	cfg.GenerationLangevin.StepSize = 1.2

@@ -48,6 +48,7 @@ func latentTensor(z []float64) *tensors.Tensor {
 }
 
 func TestPosteriorEnergyAndGradient(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		sigma, priorSigma float64
 	}{
@@ -81,6 +82,7 @@ func TestPosteriorEnergyAndGradient(t *testing.T) {
 }
 
 func TestLangevinStepsWithoutNoise(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		posterior bool

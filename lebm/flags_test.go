@@ -11,6 +11,7 @@ import (
 // command lines) to the settings they change: each flag, given a new value
 // on its own, changes exactly its setting, to that value.
 func TestShortFlags(t *testing.T) {
+	t.Parallel()
 	want := map[string]struct{ value, setting string }{
 		"method":               {"cd", "lebm_method=cd"},
 		"seed":                 {"7", "lebm_seed=7"},

@@ -71,6 +71,7 @@ func flopsConfig(t testing.TB, method, smVariant string) Config {
 // posterior sampling and generation, for each prior update, with the
 // paper's piecewise-linear prior and with a smooth one.
 func TestFLOPsMatchTheGraph(t *testing.T) {
+	t.Parallel()
 	const batch = 3
 	cases := []struct{ method, variant, activation string }{
 		{MethodED, "", nets.ActLeakyReLU},
@@ -134,6 +135,7 @@ func TestFLOPsMatchTheGraph(t *testing.T) {
 // derivatives of a smooth prior, which the model does not cover, is an
 // error naming the variant and the activation rather than a wrong count.
 func TestFLOPsOfUnmodelledScoreMatching(t *testing.T) {
+	t.Parallel()
 	for _, variant := range []string{SMExact, SMSliced} {
 		cfg := flopsConfig(t, MethodSM, variant)
 		cfg.Prior.Activation = nets.ActSoftplus

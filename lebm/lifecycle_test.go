@@ -10,6 +10,7 @@ import (
 // to the project's shared save-and-resume check (ED and CD have their own,
 // more detailed TestResumeEqualsUninterruptedTraining).
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	cfg.Method = MethodSM
 	x := imagesTensor(cfg, structuredImages())

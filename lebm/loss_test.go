@@ -55,6 +55,7 @@ func drawNormals(t *testing.T, ctx *context.Context, dims ...[]int) [][]float64 
 }
 
 func TestEnergyDiscrepancyUsesFullPriorEnergy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		constantF  bool
@@ -113,6 +114,7 @@ func TestEnergyDiscrepancyUsesFullPriorEnergy(t *testing.T) {
 }
 
 func TestContrastiveDivergenceLoss(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 8))
 	cfg := oneLayerConfig(t)
 	cfg.Method = MethodCD
@@ -138,6 +140,7 @@ func TestContrastiveDivergenceLoss(t *testing.T) {
 }
 
 func TestScoreMatchingLosses(t *testing.T) {
+	t.Parallel()
 	for _, variant := range SMVariants {
 		t.Run(variant, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(9, 10))

@@ -54,6 +54,7 @@ func trainStep(t *testing.T, m *Model, x *tensors.Tensor) StepMetrics {
 }
 
 func TestFirstStepMovesEachModelByItsLearningRate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		method string
@@ -67,6 +68,7 @@ func TestFirstStepMovesEachModelByItsLearningRate(t *testing.T) {
 		{"sm", MethodSM, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := tinyConfig(t)
 			cfg.Method, cfg.LRDecay = tc.method, tc.decay
 			cfg.GeneratorLR, cfg.PriorLR = 1e-3, 2e-4
@@ -111,8 +113,10 @@ func TestFirstStepMovesEachModelByItsLearningRate(t *testing.T) {
 }
 
 func TestTrainingReducesReconstructionError(t *testing.T) {
+	t.Parallel()
 	for _, method := range Methods {
 		t.Run(method, func(t *testing.T) {
+			t.Parallel()
 			cfg := tinyConfig(t)
 			cfg.DType = "float32"
 			cfg.Method = method
@@ -169,6 +173,7 @@ func TestTrainingReducesReconstructionError(t *testing.T) {
 }
 
 func TestNaNBatchIsRejectedWithoutChangingTheModel(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	m := newModel(t, cfg)
 	clean := structuredImages()
@@ -213,8 +218,10 @@ func TestNaNBatchIsRejectedWithoutChangingTheModel(t *testing.T) {
 // Saving must leave the saving model's variables as they were, so that its
 // 3 steps are those of uninterrupted training.
 func TestResumeEqualsUninterruptedTraining(t *testing.T) {
+	t.Parallel()
 	for _, method := range []string{MethodED, MethodCD} {
 		t.Run(method, func(t *testing.T) {
+			t.Parallel()
 			cfg := tinyConfig(t)
 			cfg.Method, cfg.LRDecay = method, 0.5
 			x := imagesTensor(cfg, structuredImages())
@@ -280,6 +287,7 @@ func TestResumeEqualsUninterruptedTraining(t *testing.T) {
 // Each case starts from the state after a first step, restored (Restore
 // keeps the compiled graphs, so one model serves every case).
 func TestAsideLeavesTheTrainingStreamAlone(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	x := imagesTensor(cfg, structuredImages())
 	m := newModel(t, cfg)
@@ -336,6 +344,7 @@ func allVariables(t *testing.T, m *Model) map[string]string {
 }
 
 func TestSamplingShapes(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	m := newModel(t, cfg)
 	x := imagesTensor(cfg, structuredImages())
@@ -370,6 +379,7 @@ func TestSamplingShapes(t *testing.T) {
 }
 
 func TestAPIErrors(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	m := newModel(t, cfg)
 	float32Images := cfg
@@ -441,6 +451,7 @@ func BenchmarkTrainStep(b *testing.B) {
 // did run) and falls by half. Where the tests' backend is itself TF32 (a
 // GPU), TF32 is compared with a float32 run on SimpleGo.
 func TestReducedPrecisionTracksFloat32(t *testing.T) {
+	t.Parallel()
 	type run struct {
 		name    string
 		compute string // Config.ComputeDType
@@ -503,6 +514,7 @@ func TestReducedPrecisionTracksFloat32(t *testing.T) {
 }
 
 func TestSeedRestartsTheRandomStream(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	m := newModel(t, cfg)
 	x := imagesTensor(cfg, structuredImages())
@@ -543,6 +555,7 @@ func noPanic(f func() error) (err error) {
 // TrainStep and the samplers against the generator's 8×8×1 float64 output,
 // one wrong dimension at a time, with a batch of one image valid.
 func TestCheckImagesRejectsEachWrongDimension(t *testing.T) {
+	t.Parallel()
 	m := &Model{cfg: tinyConfig(t)} // checkImages reads only the Config
 	for _, tc := range []struct {
 		name  string
@@ -577,6 +590,7 @@ func TestCheckImagesRejectsEachWrongDimension(t *testing.T) {
 // TestDecodeRejectsBadLatents checks Decode's validation of latents against
 // the model's [batch, nz = 4] float64: each error names the shape received.
 func TestDecodeRejectsBadLatents(t *testing.T) {
+	t.Parallel()
 	m := &Model{cfg: tinyConfig(t)} // no graphs: validation comes first
 	for _, tc := range []struct {
 		name  string

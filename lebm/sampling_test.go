@@ -16,6 +16,7 @@ import (
 )
 
 func TestChainBlocks(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ steps, block, first, rest int }{
 		{0, ChainBlock, 0, 0}, {1, ChainBlock, 1, 0}, {ChainBlock, ChainBlock, ChainBlock, 0}, {ChainBlock + 1, ChainBlock, 1, 1},
 		{2 * ChainBlock, ChainBlock, ChainBlock, 1}, {2*ChainBlock + 3, ChainBlock, 3, 2}, {20 * ChainBlock, ChainBlock, ChainBlock, 19},
@@ -33,6 +34,7 @@ func TestChainBlocks(t *testing.T) {
 // whole chain unrolled in one graph from the same random state: the random
 // stream advances draw by draw in both, so even the noisy chains agree.
 func TestBlockedChainsMatchTheUnrolledChain(t *testing.T) {
+	t.Parallel()
 	// A first block of 3 steps and a full one (chainBlocks' other splits
 	// are TestChainBlocks').
 	for _, steps := range []int{testChainBlock + 3} {
@@ -103,6 +105,7 @@ func TestBlockedChainsMatchTheUnrolledChain(t *testing.T) {
 // acceptance is strictly between 0 and 1 (eval-lebm's tests see Langevin
 // report 1).
 func TestExactGenerationIsSamplings(t *testing.T) {
+	t.Parallel()
 	const n, steps = 40, testChainBlock + 3
 	for _, tc := range []struct {
 		sampler string

@@ -100,6 +100,7 @@ func trainOn(t *testing.T, b backends.Backend, cfg Config, devices, batch, steps
 // floating-point sums. (The loop over ShardedBatches, on 2 devices, is
 // train-lebm's path: its tests run it.)
 func TestLoopAndShardedTrainingFollowTrainStep(t *testing.T) {
+	t.Parallel()
 	b := testutil.MultiDevice(t)
 	cfg := tinyConfig(t) // float64: the order of sums shows at 1e-16, not float32's 1e-7
 	const batch, steps = 8, 20
@@ -142,6 +143,7 @@ func TestLoopAndShardedTrainingFollowTrainStep(t *testing.T) {
 
 // A batch that does not split evenly is refused, naming the sizes.
 func TestShardedBatchesRefuseUnevenBatches(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	sharded, err := NewShardedBatches(newVaried(cfg, 6), 4)
 	if err != nil {

@@ -53,12 +53,14 @@ func lossesAt(ctx *context.Context, cfg Config, x, zPost, zPrior, posteriorScore
 // relative to the data. A prior trained by gradient ascent, or a generator
 // update of the wrong sign, fails here.
 func TestOneStepLowersEachLossAtItsOwnSamples(t *testing.T) {
+	t.Parallel()
 	const seed = 5
 	for _, tc := range []struct{ method, smVariant string }{
 		{MethodED, ""}, {MethodCD, ""}, {MethodSM, SMFisher}, {MethodSM, SMExact}, {MethodSM, SMSliced},
 	} {
 		name := tc.method + tc.smVariant
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			cfg := tinyConfig(t)
 			cfg.Method = tc.method
 			if tc.smVariant != "" {
@@ -151,6 +153,7 @@ func checkStepMetrics(t *testing.T, metrics StepMetrics, cfg Config, naive naive
 // when the checks pass and its new value is finite, and the random
 // generator's state must advance either way.
 func TestGuardKeepsEveryVariableUnlessAllChecksPass(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		checksPass bool

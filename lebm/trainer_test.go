@@ -24,6 +24,7 @@ func (r repeated) Yield() (any, []*tensors.Tensor, []*tensors.Tensor, error) {
 // A step whose loss is NaN stops the loop with ReadStepMetrics' error,
 // which names the step and every failed check, and leaves the global step.
 func TestLoopStopsOnADivergedStep(t *testing.T) {
+	t.Parallel()
 	cfg := tinyConfig(t)
 	model := newModel(t, cfg)
 	pixels := structuredImages()
@@ -48,6 +49,7 @@ func TestLoopStopsOnADivergedStep(t *testing.T) {
 }
 
 func TestDescribeChecks(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		mask int32
 		want string
