@@ -120,6 +120,11 @@ type Config struct {
 	// variables, optimizer state, energies and Langevin updates stay in
 	// DType; "" computes everything in DType.
 	ComputeDType string
+	// ConvTImpl is the form of the generator's transposed convolutions, one
+	// of nets.ConvTImpls: "" (or "auto") picks one per layer and backend
+	// (nets.ConvTAuto); the others force one form everywhere, to compare
+	// them. Every form computes the same function.
+	ConvTImpl string
 	// Seed seeds the initialisation and the random number generator; 0
 	// draws a random seed.
 	Seed int64
@@ -323,6 +328,9 @@ func (c Config) validate() error {
 	}
 	if !slices.Contains(DTypes, c.DType) {
 		return fmt.Errorf("DType = %q: must be one of %q", c.DType, DTypes)
+	}
+	if c.ConvTImpl != "" && !slices.Contains(nets.ConvTImpls, nets.ConvTImpl(c.ConvTImpl)) {
+		return fmt.Errorf("ConvTImpl = %q: must be \"\" or one of %v", c.ConvTImpl, nets.ConvTImpls)
 	}
 	if !slices.Contains(ComputeDTypes, c.ComputeDType) || (c.ComputeDType == "bfloat16" && c.DType != "float32") {
 		return fmt.Errorf("ComputeDType = %q with DType %q: must be \"\" or, with float32, \"bfloat16\"", c.ComputeDType, c.DType)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/internal/settings"
@@ -105,6 +107,7 @@ func TestConfigValidate(t *testing.T) {
 		{"dtype", func(c *Config) { c.DType = "bfloat16" }, `DType = "bfloat16"`},
 		{"compute dtype", func(c *Config) { c.DType, c.ComputeDType = "float32", "float16" }, `ComputeDType = "float16"`},
 		{"bfloat16 layers of a float64 model", func(c *Config) { c.ComputeDType = "bfloat16" }, `ComputeDType = "bfloat16" with DType "float64"`},
+		{"transposed-convolution form", func(c *Config) { c.ConvTImpl = "fft" }, `ConvTImpl = "fft"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tinyConfig(t)
@@ -158,6 +161,8 @@ func TestConfigParams(t *testing.T) {
 		{"invalid value", "lebm_sigma=-1", nil, "Sigma (likelihood σ) = -1"},
 		{"compute dtype", "lebm_dtype=float32;lebm_compute_dtype=bfloat16", func(c *Config) { c.DType, c.ComputeDType = "float32", "bfloat16" }, ""},
 		{"ragged layers", "lebm_generator_layers=8,4,1", nil, "want 4 (out, kernel, stride, padding) per layer"},
+		{"transposed-convolution form", "convt_impl=phase", func(c *Config) { c.ConvTImpl = "phase" }, ""},
+		{"unknown transposed-convolution form", "convt_impl=fft", nil, `ConvTImpl = "fft"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := cfg.WithSettings(tc.settings)
@@ -183,9 +188,9 @@ func TestConfigParams(t *testing.T) {
 		// Checkpoints from before these settings existed: no compute dtype
 		// (float32 throughout), no data set (unknown), no held-out class
 		// (none), Xavier-initialised priors.
-		optional := map[string]bool{"lebm_compute_dtype": true, "lebm_data": true, "lebm_anomaly_holdout": true, "lebm_prior_init": true}
+		optional := map[string]bool{"lebm_compute_dtype": true, "lebm_data": true, "lebm_anomaly_holdout": true, "lebm_prior_init": true, nets.ParamConvTImpl: true}
 		withAll := cfg
-		withAll.Data, withAll.AnomalyHoldout, withAll.Prior.Init = "svhn", 3, nets.InitPyTorch
+		withAll.Data, withAll.AnomalyHoldout, withAll.Prior.Init, withAll.ConvTImpl = "svhn", 3, nets.InitPyTorch, "phase"
 		full := context.New()
 		withAll.SetParams(full)
 		old := context.New()
@@ -197,7 +202,7 @@ func TestConfigParams(t *testing.T) {
 		}
 		got, err := ConfigFromContext(old)
 		want := withAll
-		want.ComputeDType, want.Data, want.AnomalyHoldout, want.Prior.Init = "", "", -1, nets.InitXavier
+		want.ComputeDType, want.Data, want.AnomalyHoldout, want.Prior.Init, want.ConvTImpl = "", "", -1, nets.InitXavier, ""
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("ConfigFromContext without the optional parameters = %+v, %v; want %+v", got, err, want)
 		}
@@ -300,6 +305,40 @@ func TestConfigChangesAndSettingNames(t *testing.T) {
 	}
 	if _, err := paper.WithSettings("lebm_nonsense=1"); err == nil || !strings.Contains(err.Error(), "lebm_nonsense") {
 		t.Errorf("an unknown setting: %v, want an error naming it", err)
+	}
+}
+
+// TestConvTImplReachesTheGenerator checks that the ConvTImpl setting,
+// stored in a model's context as New stores it, is the form the generator's
+// layers take: the gather form multiplies gathered patches (no
+// convolution), the native form convolves (and flips its kernel, with a
+// gather on SimpleGo).
+func TestConvTImplReachesTheGenerator(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		impl             string
+		gather, convolve bool
+	}{
+		{string(nets.ConvTGather), true, false},
+		{string(nets.ConvTNative), false, true},
+	} {
+		cfg, err := tinyConfig(t).WithSettings(nets.ParamConvTImpl + "=" + tc.impl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.New()
+		cfg.SetParams(ctx)
+		g := NewGraph(testBackend(), tc.impl)
+		Decode(ctx, cfg, Parameter(g, "z", shapes.Make(cfg.dtype(), 2, cfg.Generator.Nz)))
+		count := map[NodeType]int{}
+		for _, n := range g.Nodes() {
+			count[n.Type()]++
+		}
+		g.Finalize()
+		if (tc.gather && count[NodeTypeGather] == 0) || (count[NodeTypeConvGeneral] > 0) != tc.convolve {
+			t.Errorf("%s=%s: the generator has %d gathers and %d convolutions; want gathers: %v, convolutions: %v",
+				nets.ParamConvTImpl, tc.impl, count[NodeTypeGather], count[NodeTypeConvGeneral], tc.gather, tc.convolve)
+		}
 	}
 }
 

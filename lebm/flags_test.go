@@ -36,6 +36,8 @@ func TestShortFlags(t *testing.T) {
 		"sigma":                {"0.5", "lebm_sigma=0.5"},
 		"prior-init":           {"xavier", "lebm_prior_init=xavier"},
 		"compute-dtype":        {"bfloat16", "lebm_compute_dtype=bfloat16"},
+		"convt-impl":           {"phase", "convt_impl=phase"},
+		"set":                  {"lebm_ed_m=3", "lebm_ed_m=3"},
 	}
 	base, err := DefaultConfig("svhn")
 	if err != nil {

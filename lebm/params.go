@@ -3,6 +3,7 @@ package lebm
 import (
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // ParamPrefix starts the name of every context parameter that holds a
-// Config setting.
+// Config setting, except ConvTImpl's: nets.ParamConvTImpl, the name the
+// generator's layers read.
 const ParamPrefix = "lebm_"
 
 // params binds every setting of c to its context parameter, ParamPrefix +
@@ -65,19 +67,29 @@ func (c *Config) params() []settings.Param {
 		{key: "dtype", ptr: &c.DType},
 		{key: "compute_dtype", ptr: &c.ComputeDType, optional: true, flag: "compute-dtype",
 			usage: fmt.Sprintf("generator layers' dtype %q: bfloat16 for the GPU's fast matrix units, variables and energies staying float32 (\"\": float32)", ComputeDTypes)},
+		// The nets package's own parameter, which its layers read; absent
+		// from checkpoints before the setting (they ran "auto").
+		{key: nets.ParamConvTImpl, bare: true, ptr: &c.ConvTImpl, optional: true, flag: "convt-impl",
+			usage: fmt.Sprintf("form of the generator's transposed convolutions %v (\"\": auto, a form per layer and backend)", nets.ConvTImpls)},
 		{key: "seed", ptr: &c.Seed, flag: "seed", usage: "random seed (0: random)"},
 		{key: generatorLayersKey, ptr: generatorLayers{&c.Generator.Layers}},
 	}
 	out := make([]settings.Param, len(list))
 	for i, p := range list {
-		out[i] = settings.Param{Key: ParamPrefix + p.key, Ptr: p.ptr, Optional: p.optional, Absent: p.absent, Flag: p.flag, Usage: p.usage}
+		key := ParamPrefix + p.key
+		if p.bare {
+			key = p.key
+		}
+		out[i] = settings.Param{Key: key, Ptr: p.ptr, Optional: p.optional, Absent: p.absent, Flag: p.flag, Usage: p.usage}
 	}
 	return out
 }
 
-// param is a settings.Param keyed without ParamPrefix, for a shorter list.
+// param is a settings.Param keyed without ParamPrefix, for a shorter list;
+// a bare key is the whole name (a parameter another package reads).
 type param struct {
 	key         string
+	bare        bool
 	ptr         any
 	optional    bool
 	absent      any
@@ -163,11 +175,14 @@ func SettingNames() []string {
 
 // DeclareFlags declares on fs the short command-line flags of the settings
 // that have one (-ed-t for lebm_ed_t, -lr-prior for lebm_prior_lr, …),
-// showing the values of defaults in -h. After fs.Parse, the returned
-// function sets, in a Config, the settings whose flags were given and
-// leaves the others; it does not validate.
+// showing the values of defaults in -h, and -set, which takes every setting
+// by its parameter name as WithSettings does. After fs.Parse, the returned
+// function applies to a Config the short flags that were given, then -set,
+// and validates the result.
 func DeclareFlags(fs *flag.FlagSet, defaults Config) func(*Config) error {
 	flags := settings.DeclareFlags(fs, defaults.params())
+	set := fs.String("set", "", "GoMLX context settings, applied after the flags: \"lebm_ed_t=0.5;lebm_prior_lr=1e-4\" or \"file:settings.txt\"; "+
+		"every setting of the model and its training, the flags being short forms of some: "+strings.Join(SettingNames(), ", "))
 	return func(c *Config) error {
 		if err := flags.Apply(c.params()); err != nil {
 			return fmt.Errorf("lebm: %w", err)
@@ -175,6 +190,14 @@ func DeclareFlags(fs *flag.FlagSet, defaults Config) func(*Config) error {
 		if c.Prior.Init == nets.InitPyTorch {
 			c.Prior.Init = "" // the same initialisation, named as a model that never set it
 		}
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		withSet, err := c.WithSettings(*set)
+		if err != nil {
+			return err
+		}
+		*c = withSet
 		return nil
 	}
 }

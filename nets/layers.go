@@ -11,7 +11,8 @@ import (
 )
 
 // ParamConvTImpl is the context hyperparameter (a string, one of ConvTImpls)
-// that picks the implementation used by ConvTranspose2DLayer. Default "auto".
+// that picks the implementation used by ConvTranspose2DLayer. Default (or
+// ""): "auto".
 const ParamConvTImpl = "convt_impl"
 
 // ConvTLayer describes one transposed-convolution layer, in PyTorch
@@ -52,6 +53,9 @@ func convTranspose2DLayer(ctx *context.Context, x *Node, layer ConvTLayer, bias 
 			ValueGraph(x.Graph()), x.DType())
 	}
 	impl := ConvTImpl(context.GetParamOr(ctx, ParamConvTImpl, string(ConvTAuto)))
+	if impl == "" {
+		impl = ConvTAuto
+	}
 	return ConvTranspose2D(x, convertTo(kernel, x.DType()), b, layer.Stride, layer.Padding, impl)
 }
 

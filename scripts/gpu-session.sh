@@ -33,7 +33,11 @@
 #   8. ptprofile: torch.profiler's kernel table of DUMP_SHAPE's ED step, TF32
 #      on (pt-profile-*.txt), to set beside XLA's autotuning log;
 #   9. nsys: Nsight Systems' kernel summary of three DUMP_SHAPE ED steps in
-#      Go (nsys-stats.txt), if nsys is on the machine (tools.txt says what is).
+#      Go (nsys-stats.txt), if nsys is on the machine (tools.txt says what is);
+#  10. phase: bench-lebm on SHAPES with every transposed convolution in the
+#      phase form (-convt-impl phase, go-phase-SHAPE.md; on CUDA "auto" keeps
+#      cuDNN's native form, which the go step times), not in the default
+#      order: the CPU's form against cuDNN's.
 # STEPS picks and orders them (default "check pytorch go bf16 fp32 dump nhwc
 # ptbest ptprofile nsys"); METHODS (default ed,cd,sm) narrows both sides.
 # Every step's output also goes to OUT_DIR/run.log as it comes; the files
@@ -136,6 +140,7 @@ run() {
         tar -cf - -T - | xz -T0 >"$res/hlo.tar.xz")
       ;;
     nhwc) XLA_FLAGS="$XLA_FLAGS --xla_gpu_force_conv_nhwc" go_shapes go-nhwc "${PEAK_TFLOPS:-495}" ;;
+    phase) go_shapes go-phase "${PEAK_TFLOPS:-495}" -convt-impl phase ;;
     ptbest)
       for variant in ${PT_VARIANTS:-eager channels-last autocast-bf16+channels-last compile channels-last+compile}; do
         # shellcheck disable=SC2046,SC2086 # one flag per +-separated word
@@ -154,7 +159,7 @@ run() {
       step nsys "$nsys" profile -o "$work/go-prof" --stats=false "${go_bench[@]}" -shapes "$dump_shape" -methods ed -prior-iters 0 -iters 3
       "$nsys" stats -r cuda_gpu_kern_sum "$work/go-prof.nsys-rep" >"$res/nsys-stats.txt" 2>&1
       ;;
-    *) echo "### unknown step $what (valid: check pytorch go bf16 fp32 dump nhwc ptbest ptprofile nsys)" ;;
+    *) echo "### unknown step $what (valid: check pytorch go bf16 fp32 dump nhwc ptbest ptprofile nsys phase)" ;;
     esac
   done
   tar -C "$res" -cf "$out/results.tar" .

@@ -52,7 +52,8 @@ func run(args []string, w io.Writer) error {
 	priorBatch := fs.Int("prior-batch", 0, "batch size of the prior-update-only measurement (0: -batch)")
 	out := fs.String("out", "", "Markdown file to write (default: print only)")
 	backendFlag := fs.String("backend", "auto", backend.FlagUsage)
-	computeDType := fs.String("compute-dtype", "", fmt.Sprintf("generator layers' dtype %q (\"\": float32, the model's)", lebm.ComputeDTypes))
+	help, _ := lebm.DefaultConfig("svhn") // what -h shows
+	configure := lebm.DeclareFlags(fs, help) // -compute-dtype, -convt-impl, -set, …
 	genBatch := fs.Int("gen-batch", 0, "images per generation call in the sampler table (0: -batch)")
 	sampling := fs.Bool("sampling", true, "also time generation and the test-time posterior")
 	flopsOnly := fs.Bool("flops-only", false, "print the FLOPs of each measurement, from the architectures alone, and time nothing")
@@ -64,6 +65,7 @@ func run(args []string, w io.Writer) error {
 	if err := checkCounts(*devices, *batch, *iters, *priorIters, *priorBatch, *genBatch); err != nil {
 		return err
 	}
+	settings := benchSettings(configure)
 	*genBatch, *priorBatch = cmp.Or(*genBatch, *batch), cmp.Or(*priorBatch, *batch)
 	rate := newRateFormat(*peak)
 	var table strings.Builder
@@ -73,7 +75,7 @@ func run(args []string, w io.Writer) error {
 		fmt.Fprint(w, text)
 	}
 	if *flopsOnly {
-		text, err := flopsTable(strings.Split(*shapes, ","), strings.Split(*methods, ","), *batch, *priorBatch, *genBatch)
+		text, err := flopsTable(strings.Split(*shapes, ","), strings.Split(*methods, ","), settings, *batch, *priorBatch, *genBatch)
 		if err != nil {
 			return err
 		}
@@ -93,7 +95,7 @@ func run(args []string, w io.Writer) error {
 	for _, shape := range strings.Split(*shapes, ",") {
 		priorCD := 0.0
 		for _, method := range cdFirst(strings.Split(*methods, ",")) {
-			full, first, prior, flops, err := measure(b, shape, method, *computeDType, *batch, *priorBatch, *iters, *priorIters, *devices)
+			full, first, prior, flops, err := measure(b, shape, method, settings, *batch, *priorBatch, *iters, *priorIters, *devices)
 			if err != nil {
 				return fmt.Errorf("%s/%s: %w", shape, method, err)
 			}
@@ -107,7 +109,7 @@ func run(args []string, w io.Writer) error {
 			emit("| %s | %s | %.3f | %.1f | %s | %s | %.5f | %s |\n", shape, method, full, first, gflop(flops), rate.cells(flops, full), prior, ratio)
 		}
 		if *sampling {
-			line, err := measureSamplers(b, shape, *computeDType, *batch, *genBatch, *iters, rate)
+			line, err := measureSamplers(b, shape, settings, *batch, *genBatch, *iters, rate)
 			if err != nil {
 				return fmt.Errorf("%s samplers: %w", shape, err)
 			}
@@ -115,8 +117,13 @@ func run(args []string, w io.Writer) error {
 		}
 	}
 	if *sampling {
-		emit("\n| shape | s / generation (500 prior Langevin steps of 0.2 + G, batch %d) | s first generation (compiles) | %s | s / test posterior (100 Langevin steps of 0.1, batch %d) | s first posterior (compiles) | %s |\n|---|---|---|%s---|---|%s\n%s",
-			*genBatch, rate.header, *batch, rate.header, rate.rule, rate.rule, samplers.String())
+		cfg, err := settings.config(strings.Split(*shapes, ",")[0], lebm.MethodED) // the chains' settings, which presets share
+		if err != nil {
+			return err
+		}
+		gen, post := cfg.GenerationLangevin, cfg.TestPosteriorLangevin
+		emit("\n| shape | s / generation (%d prior %s steps of %g + G, batch %d) | s first generation (compiles) | %s | s / test posterior (%d Langevin steps of %g, batch %d) | s first posterior (compiles) | %s |\n|---|---|---|%s---|---|%s\n%s",
+			gen.Steps, cfg.GenerationSampler, gen.StepSize, *genBatch, rate.header, post.Steps, post.StepSize, *batch, rate.header, rate.rule, rate.rule, samplers.String())
 	}
 	return writeTable(*out, table.String())
 }
@@ -168,13 +175,13 @@ func writeTable(path, text string) error {
 }
 
 // flopsTable is the work of each measurement, from the architectures alone.
-func flopsTable(shapes, methods []string, batch, priorBatch, genBatch int) (string, error) {
+func flopsTable(shapes, methods []string, settings benchSettings, batch, priorBatch, genBatch int) (string, error) {
 	var t strings.Builder
 	fmt.Fprintf(&t, "| shape | method | GFLOP / training iteration (batch %d) | GFLOP / prior update alone (batch %d) | GFLOP / generation (batch %d) | GFLOP / test posterior (batch %d) |\n|---|---|---|---|---|---|\n",
 		batch, priorBatch, genBatch, batch)
 	for _, shape := range shapes {
 		for _, method := range methods {
-			cfg, err := shapeConfig(shape, method, "")
+			cfg, err := settings.config(shape, method)
 			if err != nil {
 				return "", err
 			}
@@ -196,9 +203,9 @@ func flopsTable(shapes, methods []string, batch, priorBatch, genBatch int) (stri
 // measure returns seconds per full training iteration (split over devices
 // devices), of the first iteration (which compiles the step) and per prior
 // update alone for one shape and method, the generator's layers in
-// computeDType, and the FLOPs of a training iteration.
-func measure(b backends.Backend, shape, method, computeDType string, batch, priorBatch, iters, priorIters, devices int) (full, first, prior, flops float64, err error) {
-	model, cfg, err := newModel(b, shape, method, computeDType)
+// the model settings given, and the FLOPs of a training iteration.
+func measure(b backends.Backend, shape, method string, settings benchSettings, batch, priorBatch, iters, priorIters, devices int) (full, first, prior, flops float64, err error) {
+	model, cfg, err := newModel(b, settings, shape, method)
 	if err != nil {
 		return 0, 0, 0, 0, err
 	}
@@ -221,8 +228,8 @@ func measure(b backends.Backend, shape, method, computeDType string, batch, prio
 
 // measureSamplers times generation of genBatch images and the test-time
 // posterior of batch images for one shape and returns the table row.
-func measureSamplers(b backends.Backend, shape, computeDType string, batch, genBatch, iters int, rate rateFormat) (string, error) {
-	model, cfg, err := newModel(b, shape, lebm.MethodED, computeDType)
+func measureSamplers(b backends.Backend, shape string, settings benchSettings, batch, genBatch, iters int, rate rateFormat) (string, error) {
+	model, cfg, err := newModel(b, settings, shape, lebm.MethodED)
 	if err != nil {
 		return "", err
 	}
@@ -240,17 +247,30 @@ func measureSamplers(b backends.Backend, shape, computeDType string, batch, genB
 		post, postFirst, rate.cells(cfg.PosteriorFLOPs(batch, cfg.TestPosteriorLangevin), post)), nil
 }
 
-// shapeConfig is the shape's default configuration with the method and
-// compute dtype measured, seed 1.
-func shapeConfig(shape, method, computeDType string) (lebm.Config, error) {
+// benchSettings applies the model settings of the command line (the short
+// flags of lebm's settings table and -set) to a Config.
+type benchSettings func(*lebm.Config) error
+
+// config is the shape's default configuration, seed 1, with the method
+// measured and the command line's model settings.
+func (apply benchSettings) config(shape, method string) (lebm.Config, error) {
 	cfg, err := lebm.DefaultConfig(shape)
-	cfg.Method, cfg.ComputeDType, cfg.Seed = method, computeDType, 1
-	return cfg, err
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Method, cfg.Seed = method, 1
+	if err := apply(&cfg); err != nil {
+		return cfg, err
+	}
+	if cfg.Method != method {
+		return cfg, fmt.Errorf("flags -method and -set: the method is %s, but bench-lebm measures each of -methods in turn: name the methods there", cfg.Method)
+	}
+	return cfg, nil
 }
 
-// newModel is a fresh model of shapeConfig.
-func newModel(b backends.Backend, shape, method, computeDType string) (*lebm.Model, lebm.Config, error) {
-	cfg, err := shapeConfig(shape, method, computeDType)
+// newModel is a fresh model of settings.config.
+func newModel(b backends.Backend, settings benchSettings, shape, method string) (*lebm.Model, lebm.Config, error) {
+	cfg, err := settings.config(shape, method)
 	if err != nil {
 		return nil, cfg, err
 	}

@@ -151,6 +151,29 @@ func TestFlopsOnly(t *testing.T) {
 	}
 }
 
+// TestFlopsOnlyTakesModelSettings checks that the short flags of lebm's
+// settings and -set reach the measured models: the FLOPs are those of the
+// changed configuration.
+func TestFlopsOnlyTakesModelSettings(t *testing.T) {
+	var printed bytes.Buffer
+	if err := run([]string{"-flops-only", "-shapes", "svhn", "-methods", "ed", "-batch", "8", "-posterior-steps", "7", "-set", "lebm_ed_m=4"}, &printed); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := lebm.DefaultConfig("svhn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.PosteriorLangevin.Steps, cfg.ED.M = 7, 4
+	training, err := cfg.TrainingFLOPs(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := tableRows(printed.String(), "svhn")
+	if len(rows) != 1 || rows[0][2] != gflop(training) {
+		t.Errorf("rows %v, want one with %s GFLOP a training iteration (7 posterior steps, M = 4)", rows, gflop(training))
+	}
+}
+
 // TestFlagErrors checks that bad flags are errors naming them.
 func TestFlagErrors(t *testing.T) {
 	cases := []struct {
@@ -163,6 +186,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-backend", "go", "-devices", "2", "-batch", "16"}, "flag -devices 2: the backend has 1 device(s)"},
 		{[]string{"-flops-only", "-shapes", "imagenet"}, "imagenet"},
 		{[]string{"-no-such-flag"}, "no-such-flag"},
+		{[]string{"-flops-only", "-method", "cd"}, "measures each of -methods"},
+		{[]string{"-flops-only", "-set", "lebm_method=sm"}, "measures each of -methods"},
+		{[]string{"-flops-only", "-convt-impl", "fft"}, `ConvTImpl = "fft"`},
+		{[]string{"-flops-only", "-set", "lebm_ed_m=0"}, "M = 0"},
 	}
 	for _, c := range cases {
 		err := run(c.args, &bytes.Buffer{})

@@ -164,10 +164,11 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 }
 
 // modelSettings are flags that override the data set's default Config
-// when given: -preset, -set, and the short flags of lebm's settings table.
+// when given: -preset, then the short flags of lebm's settings table and
+// -set (lebm.DeclareFlags).
 type modelSettings struct {
-	preset, set *string
-	apply       func(*lebm.Config) error
+	preset *string
+	apply  func(*lebm.Config) error
 }
 
 // defaultSeed makes runs reproducible unless -seed 0 asks for a random
@@ -179,9 +180,7 @@ func modelFlags(fs *flag.FlagSet) modelSettings {
 	help.Seed, help.Prior.Init = defaultSeed, nets.InitPyTorch
 	return modelSettings{
 		preset: fs.String("preset", lebm.PresetPaper, fmt.Sprintf("settings the other flags start from: %q the paper's, %q Pang et al.'s CD-LEBM baseline (method cd, prior lr 2e-5, lr decay 0.998 per epoch, batch %d)", lebm.PresetPaper, lebm.PresetPangCD, lebm.PangCDBatch)),
-		set: fs.String("set", "", "GoMLX context settings, applied after the flags: \"lebm_ed_t=0.5;lebm_prior_lr=1e-4\" or \"file:settings.txt\"; "+
-			"every setting of the model and its training, the flags above being short forms of some: "+strings.Join(lebm.SettingNames(), ", ")),
-		apply: lebm.DeclareFlags(fs, help),
+		apply:  lebm.DeclareFlags(fs, help),
 	}
 }
 
@@ -202,13 +201,7 @@ func (s modelSettings) config(data string, imageSize, channels int) (lebm.Config
 		}
 	}
 	cfg.Seed = defaultSeed
-	if err := s.apply(&cfg); err != nil {
-		return cfg, err
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, err
-	}
-	return cfg.WithSettings(*s.set)
+	return cfg, s.apply(&cfg)
 }
 
 // downloadHint tells how to fetch data set name, when -download can.
