@@ -52,7 +52,7 @@ func run(args []string, w io.Writer) error {
 	priorBatch := fs.Int("prior-batch", 0, "batch size of the prior-update-only measurement (0: -batch)")
 	out := fs.String("out", "", "Markdown file to write (default: print only)")
 	backendFlag := fs.String("backend", "auto", backend.FlagUsage)
-	help, _ := lebm.DefaultConfig("svhn") // what -h shows
+	help, _ := lebm.DefaultConfig("svhn")    // what -h shows
 	configure := lebm.DeclareFlags(fs, help) // -compute-dtype, -convt-impl, -set, …
 	genBatch := fs.Int("gen-batch", 0, "images per generation call in the sampler table (0: -batch)")
 	sampling := fs.Bool("sampling", true, "also time generation and the test-time posterior")
