@@ -9,6 +9,7 @@ import (
 
 	"github.com/edlebm/edlebm/internal/testutil"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 )
@@ -121,6 +122,50 @@ func rows(a array) [][]float64 {
 		out[i] = a.Data[i*dim : (i+1)*dim]
 	}
 	return out
+}
+
+// TestSoftplusAtExtremes checks softplus and its first two derivatives
+// against log1p(eˣ), σ(x) and σ(x)σ(−x) = σ(x)(1 − σ(x)) from far below zero (where
+// the values underflow slowly) to far above (where eˣ would overflow), in
+// float64 and float32: the value within its documented absolute error (an
+// ulp of 1 in Log, plus the rounding of the sum), the derivatives within a
+// few ulps relative.
+func TestSoftplusAtExtremes(t *testing.T) {
+	xs := []float64{-100, -60, -20, -3, -1e-3, 0, 1e-3, 0.7, 5, 20, 60, 100}
+	for _, tc := range []struct {
+		dtype          dtypes.DType
+		valueAbs, dRel float64
+	}{
+		{dtypes.Float64, 3e-16, 1e-14},
+		{dtypes.Float32, 2e-7, 2e-6},
+	} {
+		got := run(t, func(in []*Node) []*Node {
+			x := ConvertDType(in[0], tc.dtype)
+			y := softplus(x)
+			d1 := Gradient(ReduceAllSum(y), x)[0]
+			d2 := Gradient(ReduceAllSum(d1), x)[0]
+			return []*Node{ConvertDType(y, dtypes.Float64), ConvertDType(d1, dtypes.Float64), ConvertDType(d2, dtypes.Float64)}
+		}, array{Data: xs, Dims: []int{len(xs)}})
+		for i, x := range xs {
+			s := sigmoid(x)
+			value := math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x)))
+			if d := math.Abs(got[0][i] - value); d > tc.valueAbs*math.Max(1, value) {
+				t.Errorf("%s softplus(%g) = %.17g, want %.17g (off by %.2g)", tc.dtype, x, got[0][i], value, d)
+			}
+			for _, c := range []struct {
+				name      string
+				got, want float64
+			}{{"σ", got[1][i], s}, {"σ(1 − σ)", got[2][i], s * sigmoid(-x)}} {
+				// float32's σ underflows below e^−87: compare what it can hold.
+				if tc.dtype == dtypes.Float32 && c.want < 1e-30 {
+					continue
+				}
+				if math.Abs(c.got-c.want) > tc.dRel*c.want {
+					t.Errorf("%s softplus′ at %g: %s = %.17g, want %.17g", tc.dtype, x, c.name, c.got, c.want)
+				}
+			}
+		}
+	}
 }
 
 var mlpCases = []MLPConfig{

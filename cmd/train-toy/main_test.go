@@ -2,9 +2,11 @@ package main
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -176,16 +178,41 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 	if len(stopped) != 3 || !reflect.DeepEqual(got[:3], stopped) {
 		t.Errorf("the curve up to step 4 became %v, want the stopped run's %v", got, stopped)
 	}
-	if !reflect.DeepEqual(got[3:], want[3:]) {
-		t.Errorf("resumed curve %v, uninterrupted at 98af0f0 %v", got, want)
+	// Today's energy MLP rounds its softplus differently from 98af0f0's
+	// (nets.softplus): the same sums, apart in the last float32 bits.
+	if !curvesClose(t, got[3:], want[3:], 1e-6) {
+		t.Errorf("resumed curve %v, uninterrupted at 98af0f0 %v: want them within 1e-6", got, want)
 	}
+}
+
+// curvesClose tells whether two CSV curves of (step, value) rows, headers
+// first, have the same steps and values within a relative tol.
+func curvesClose(t *testing.T, got, want [][]string, tol float64) bool {
+	t.Helper()
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if len(got[i]) != 2 || len(want[i]) != 2 || got[i][0] != want[i][0] {
+			return false
+		}
+		if i == 0 && got[0][1] == want[0][1] { // the header
+			continue
+		}
+		g, errG := strconv.ParseFloat(got[i][1], 64)
+		w, errW := strconv.ParseFloat(want[i][1], 64)
+		if errG != nil || errW != nil || math.Abs(g-w) > tol*math.Abs(w) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestStopSignalSavesAndResumes: a stop (SIGTERM, Ctrl-C) that arrives
 // during the first step ends the run after it with a checkpoint and
-// training.ErrStopped; run again, it goes on to the curve of a run that
-// never stopped (the fixture of TestResumesARunOfAnEarlierVersion, on the
-// same backend).
+// training.ErrStopped; run again, it goes on to exactly the curve of a run
+// that never stopped (the settings of TestResumesARunOfAnEarlierVersion's
+// fixture).
 func TestStopSignalSavesAndResumes(t *testing.T) {
 	runWith := func(out string, stop chan os.Signal) error {
 		o, err := parseFlags(fixtureFlags(out))
@@ -205,9 +232,13 @@ func TestStopSignalSavesAndResumes(t *testing.T) {
 		}
 		return runWith(out, stop)
 	})
+	straight := t.TempDir()
+	if err := runWith(straight, nil); err != nil {
+		t.Fatal(err)
+	}
 	got := testutil.ReadCSV(t, filepath.Join(out, "25gaussians", "ed", "mse.csv"))
-	want := testutil.ReadCSV(t, filepath.Join("testdata", "run-98af0f0", "uninterrupted-mse.csv"))
-	if !reflect.DeepEqual(got, want) {
+	want := testutil.ReadCSV(t, filepath.Join(straight, "25gaussians", "ed", "mse.csv"))
+	if len(want) != 5 || !reflect.DeepEqual(got, want) {
 		t.Errorf("curve of the stopped and resumed run %v, of one that never stopped %v", got, want)
 	}
 }
