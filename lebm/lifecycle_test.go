@@ -16,12 +16,11 @@ func TestLifecycle(t *testing.T) {
 	x := imagesTensor(cfg, structuredImages())
 	testutil.CheckLifecycle(t, testutil.Lifecycle[*Model, StepMetrics]{
 		New: func(t testing.TB) *Model {
-			m, err := New(testBackend(), cfg)
+			m, err := New(testBackend(), nativeConvTOnXLA(testBackend(), cfg))
 			if err != nil {
 				t.Fatal(err)
 			}
 			m.block = testChainBlock // as the other tests' models
-			useNativeConvTOnXLA(m)
 			return m
 		},
 		Step: func(t testing.TB, m *Model) StepMetrics {

@@ -52,12 +52,11 @@ const (
 // step's metrics and the model.
 func trainOn(t *testing.T, b backends.Backend, cfg Config, devices, batch, steps, how int) ([]StepMetrics, *Model) {
 	t.Helper()
-	m, err := New(b, cfg)
+	m, err := New(b, nativeConvTOnXLA(b, cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.block = testChainBlock
-	useNativeConvTOnXLA(m)
 	data := newVaried(cfg, batch)
 	var got []StepMetrics
 	if how == viaTrainStep {
