@@ -102,11 +102,7 @@ func run(args []string, w io.Writer) error {
 			if method == lebm.MethodCD {
 				priorCD = prior
 			}
-			ratio := "–"
-			if priorCD > 0 {
-				ratio = fmt.Sprintf("%.3f", prior/priorCD)
-			}
-			emit("| %s | %s | %.3f | %.1f | %s | %s | %.5f | %s |\n", shape, method, full, first, gflop(flops), rate.cells(flops, full), prior, ratio)
+			emit("| %s | %s | %.3f | %.1f | %s | %s | %.5f | %s |\n", shape, method, full, first, gflop(flops), rate.cells(flops, full), prior, priorRatio(prior, priorCD))
 		}
 		if *sampling {
 			line, err := measureSamplers(b, shape, settings, *batch, *genBatch, *iters, rate)
@@ -117,15 +113,30 @@ func run(args []string, w io.Writer) error {
 		}
 	}
 	if *sampling {
-		cfg, err := settings.config(strings.Split(*shapes, ",")[0], lebm.MethodED) // the chains' settings, which presets share
+		// The chains' settings, which the shapes share.
+		cfg, err := settings.config(strings.Split(*shapes, ",")[0], lebm.MethodED)
 		if err != nil {
 			return err
 		}
-		gen, post := cfg.GenerationLangevin, cfg.TestPosteriorLangevin
-		emit("\n| shape | s / generation (%d prior %s steps of %g + G, batch %d) | s first generation (compiles) | %s | s / test posterior (%d Langevin steps of %g, batch %d) | s first posterior (compiles) | %s |\n|---|---|---|%s---|---|%s\n%s",
-			gen.Steps, cfg.GenerationSampler, gen.StepSize, *genBatch, rate.header, post.Steps, post.StepSize, *batch, rate.header, rate.rule, rate.rule, samplers.String())
+		emit("\n%s%s", samplerHeader(cfg, *batch, *genBatch, rate), samplers.String())
 	}
 	return writeTable(*out, table.String())
+}
+
+// priorRatio is the cell of a prior update's time over CD's, "–" before
+// CD's is known.
+func priorRatio(prior, priorCD float64) string {
+	if priorCD <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", prior/priorCD)
+}
+
+// samplerHeader is the head of the sampler table, naming cfg's chains.
+func samplerHeader(cfg lebm.Config, batch, genBatch int, rate rateFormat) string {
+	gen, post := cfg.GenerationLangevin, cfg.TestPosteriorLangevin
+	return fmt.Sprintf("| shape | s / generation (%d prior %s steps of %g + G, batch %d) | s first generation (compiles) | %s | s / test posterior (%d Langevin steps of %g, batch %d) | s first posterior (compiles) | %s |\n|---|---|---|%s---|---|%s\n",
+		gen.Steps, cfg.GenerationSampler, gen.StepSize, genBatch, rate.header, post.Steps, post.StepSize, batch, rate.header, rate.rule, rate.rule)
 }
 
 // checkCounts checks the flags that count devices, images and iterations.
