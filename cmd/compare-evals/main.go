@@ -52,7 +52,23 @@ func main() {
 // labelled is one report and the label it is shown under.
 type labelled struct {
 	label, path string
+	link        string // path as a Markdown link from the comparison's folder
 	report      *evalfile.Report
+}
+
+// relativeLink is a Markdown link to path from the folder out, where the
+// comparison is written, so that the link works wherever the two folders
+// move together (docs/results/…); the path as given when no relative path
+// leads there.
+func relativeLink(out, path string) string {
+	absOut, errOut := filepath.Abs(out)
+	absPath, errPath := filepath.Abs(path)
+	rel, err := filepath.Rel(absOut, absPath)
+	if errOut != nil || errPath != nil || err != nil {
+		return path
+	}
+	rel = filepath.ToSlash(rel)
+	return fmt.Sprintf("[%s](%s)", rel, rel)
 }
 
 func run(args []string, out, title string, resamples int) error {
@@ -65,6 +81,9 @@ func run(args []string, out, title string, resamples int) error {
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("flag -out: %w", err)
+	}
+	for i := range runs {
+		runs[i].link = relativeLink(out, runs[i].path)
 	}
 	md := metricsTable(runs) + labelSummary(runs)
 	curves, err := epochCurves(runs, out)

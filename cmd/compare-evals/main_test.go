@@ -98,6 +98,39 @@ func TestAnomalyComparison(t *testing.T) {
 	}
 }
 
+// TestReportLinksAreRelative checks the report column: a link from the
+// comparison's folder to each report, as a relative path, so that both
+// can move together (into docs/results/…).
+func TestReportLinksAreRelative(t *testing.T) {
+	r := evalfile.Report{Checkpoint: "ckpt", Data: "fashion-mnist", Method: "ed", Step: 3, ReconstructionImages: 10, ReconstructionMSE: 0.1, AnomalyHeldOut: -1}
+	out := t.TempDir()
+	run1 := filepath.Join(out, "ed-s1", "eval")
+	if err := os.MkdirAll(run1, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := atomicfile.WriteJSON(filepath.Join(run1, evalfile.ReportFile), r); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := writeReport(t, r)
+	if err := run([]string{run1, filepath.Join(elsewhere, evalfile.ReportFile)}, out, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(out, elsewhere)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.ToSlash(filepath.Join(rel, evalfile.ReportFile))
+	for _, want := range []string{"| ed | [ed-s1/eval](ed-s1/eval) |", "| ed | [" + outside + "](" + outside + ") |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("comparison.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
 func TestMetricsOnlyComparison(t *testing.T) {
 	r := evalfile.Report{Data: "fashion-mnist", Method: "sm", Step: 12, ReconstructionImages: 500, ReconstructionMSE: 0.10743,
 		Chains: 8, ChainSteps: 500, RHat: 1.284, SplitRHat: 1.339, AnomalyHeldOut: -1, Classifier: "clf", FIDSamples: 5000, ClassifierFID: 105.96}
@@ -249,9 +282,13 @@ func TestSeedsAndEpochCurves(t *testing.T) {
 		writeReport(t, epochReport("ed", "ed-s2", 0.06, 18, nil, nil)),
 	}
 	out, md := compare(t, args, 0)
+	rel, err := filepath.Rel(out, args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	checkContains(t, md,
 		// Intervals in brackets.
-		"| ed | "+args[0]+" | fashion-mnist | 9360 | 0.0400 [0.0390, 0.0420] (1000) | 16.00 [15.00, 18.00] (5000) |",
+		"| ed | ["+rel+"]("+rel+") | fashion-mnist | 9360 | 0.0400 [0.0390, 0.0420] (1000) | 16.00 [15.00, 18.00] (5000) |",
 		// ed's two seeds: means (0.04 + 0.06) / 2 and (16 + 18) / 2 with their ranges; cd's one.
 		"| label | runs | recon. MSE | classifier-FID | R̂ |",
 		"| ed | 2 | 0.0500 (0.0400–0.0600) | 17.00 (16.00–18.00) | 1.010 (1.010–1.010) |",

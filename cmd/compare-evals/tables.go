@@ -82,7 +82,7 @@ func metricsTable(runs []labelled) string {
 	}
 	writeHeader(&b, headers)
 	for _, l := range runs {
-		fmt.Fprintf(&b, "| %s | %s |", l.label, l.path)
+		fmt.Fprintf(&b, "| %s | %s |", l.label, l.link)
 		for _, c := range shown {
 			cell := none
 			if c.has(l.report) {
