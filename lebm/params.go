@@ -152,7 +152,8 @@ func ConfigFromContext(ctx *context.Context) (Config, error) {
 // WithSettings returns c with GoMLX context settings applied, as
 // commandline.ParseContextSettings reads them ("lebm_ed_t=0.5;
 // lebm_prior_lr=1e-4", or "file:settings.txt"), validated. Every setting
-// of Config can be changed this way, by its ParamPrefix name.
+// of Config can be changed this way, by its ParamPrefix name (ConvTImpl by
+// nets.ParamConvTImpl, "convt_impl").
 func (c Config) WithSettings(text string) (Config, error) {
 	c.Generator.Layers = append([]nets.ConvTLayer{}, c.Generator.Layers...) // not shared with the caller's
 	c.Prior.Hidden = append([]int{}, c.Prior.Hidden...)
