@@ -153,3 +153,46 @@ func benchmarkLayer(b *testing.B, xd []int, l ConvTLayer, impl ConvTImpl, flops 
 	}
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// BenchmarkSoftplus times the energy MLP's softplus against GoMLX's
+// Softplus (LogAddExp(x, 0), whose Log1p XLA CPU evaluates by a libm call
+// per element) and the single functions they use, on the toy step's
+// hidden activations eight times over ([5120, 128] float32), forward
+// only (docs/xla.md, "The toy step after the softplus fix"):
+//
+//	EDLEBM_TEST_BACKEND=cpu taskset -c 0 go test ./nets -run '^$' -bench Softplus
+func BenchmarkSoftplus(b *testing.B) {
+	for _, f := range []struct {
+		name string
+		fn   func(x *Node) *Node
+	}{
+		{"nets", softplus},
+		{"gomlx", Softplus},
+		{"log1p", func(x *Node) *Node { return Log1p(Abs(x)) }},
+		{"log", func(x *Node) *Node { return Log(Abs(x)) }},
+		{"exp", func(x *Node) *Node { return Exp(Neg(Abs(x))) }},
+	} {
+		b.Run(f.name, func(b *testing.B) {
+			exec, err := NewExec(testBackend(), f.fn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data := make([]float32, 5120*128)
+			for i := range data {
+				data[i] = float32(i%97)/10 - 4.8
+			}
+			x := tensors.FromFlatDataAndDimensions(data, 5120, 128)
+			run := func() {
+				out, err := exec.Exec(x)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out[0].FinalizeAll()
+			}
+			run() // compiles
+			for b.Loop() {
+				run()
+			}
+		})
+	}
+}
