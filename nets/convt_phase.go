@@ -51,9 +51,39 @@ func convTPhases(in, kernel, stride, padding int) (phases []phase1D, rows int) {
 // multiplication is one the transposed convolution needs, none by an
 // inserted zero, and nothing is scattered: on XLA CPU that is faster than
 // the native form's matrix product and col2im where the kernel is a
-// multiple of the stride (docs/xla.md). Each phase is convolved by
-// phaseConv, whose gradient is written out, so it runs on SimpleGo too.
+// multiple of the stride (docs/xla.md). Its gradient is the native form's
+// (nativeGradients: one strided convolution for x, where the phases would
+// take stride² convolutions of slices of the adjoint), which XLA CPU runs
+// faster (withNativeGradient).
 func convTPhase(x, kernel *Node, stride, padding int) *Node {
+	// Stopped at its output, so that no adjoint reaches the phases' nodes.
+	out := StopGradient(convTPhases2D(x, kernel, stride, padding))
+	return withNativeGradient(out, x, kernel, stride, padding)
+}
+
+// withNativeGradient returns out, the transposed convolution of x by kernel
+// computed with no gradient, as a node whose gradient with respect to x and
+// the kernel is nativeGradients'. GoMLX gives custom gradients to nodes of
+// one input, so the node is a Slice of out, x and the kernel flattened and
+// concatenated: its gradient reaches both through the concatenation, and
+// XLA simplifies the slice of a concatenation to out itself.
+func withNativeGradient(out, x, kernel *Node, stride, padding int) *Node {
+	dims, n := out.Shape().Dimensions, out.Shape().Size()
+	flat := func(t *Node) *Node { return Reshape(t, t.Shape().Size()) }
+	carrier := Concatenate([]*Node{flat(out), flat(x), flat(kernel)}, 0)
+	sliced := withVJP(Slice(carrier, AxisRange(0, n)), func(node, v *Node) []*Node {
+		parts := node.Inputs()[0].Inputs() // out, x and the kernel, flattened
+		x, kernel := parts[1].Inputs()[0], parts[2].Inputs()[0]
+		dx, dk := nativeGradients(x, kernel, Reshape(v, dims...), stride, padding)
+		zeros := Zeros(v.Graph(), shapes.Make(v.DType(), n)) // out has no gradient
+		return []*Node{Concatenate([]*Node{zeros, flat(dx), flat(dk)}, 0)}
+	})
+	return Reshape(sliced, dims...)
+}
+
+// convTPhases2D is convTPhase's value: the phases' convolutions,
+// interleaved.
+func convTPhases2D(x, kernel *Node, stride, padding int) *Node {
 	xd, kd := x.Shape().Dimensions, kernel.Shape().Dimensions
 	b, cout := xd[0], kd[3]
 	rowPhases, rows := convTPhases(xd[1], kd[0], stride, padding)
@@ -95,36 +125,14 @@ func phaseKernel(kernel *Node, rows, cols []int) *Node {
 }
 
 // phaseConv is the correlation of x [B,H,W,Cin], cropped or padded with
-// zeros as the row and column phases say, with the phase kernel k. The node
-// gets its gradient here: GoMLX's cannot differentiate every padding a
-// phase needs, and this one runs on SimpleGo.
+// zeros as the row and column phases say, with the phase kernel k. It is
+// never differentiated: convTPhase's gradient is the native form's.
 func phaseConv(x, k *Node, rows, cols phase1D) *Node {
 	xd := x.Shape().Dimensions
 	// Cropping (a negative padding) is a slice; what remains pads.
 	x = sliceAxes(x, []int{0, max(0, -rows.low), max(0, -cols.low), 0},
 		[]int{xd[0], xd[1] - max(0, -rows.high), xd[2] - max(0, -cols.high), xd[3]})
-	// A padding is at most the phase's taps − 1 (each output row of the
-	// phase reads at least one input row), so dx's paddings below are ≥ 0.
 	pads := [][2]int{{max(0, rows.low), max(0, rows.high)}, {max(0, cols.low), max(0, cols.high)}}
 	ones := []int{1, 1}
-	y := ConvGeneral(x, k, nhwc, ones, pads, ones, ones, 1, 1)
-	return withVJP(y, func(node, v *Node) []*Node {
-		x, k := node.Inputs()[0], node.Inputs()[1]
-		kd := k.Shape().Dimensions
-		// dx: v correlated with the flipped kernel, channels swapped, padded
-		// so that every input row sees each output row it fed.
-		dxAxes := nhwc.Clone()
-		dxAxes.KernelInputChannels, dxAxes.KernelOutputChannels = 3, 2
-		dxPads := [][2]int{{kd[0] - 1 - pads[0][0], kd[0] - 1 - pads[0][1]}, {kd[1] - 1 - pads[1][0], kd[1] - 1 - pads[1][1]}}
-		dx := ConvGeneral(v, flipSpatial(k), dxAxes, ones, dxPads, ones, ones, 1, 1)
-		// dk[m,c,o] = Σ_{b,n} xp[b, n+m, c]·v[b, n, o]: the batch is
-		// contracted, x's channels act as the batch and v is the kernel.
-		dkAxes := ConvolveAxesConfig{
-			InputBatch: 3, InputSpatial: []int{1, 2}, InputChannels: 0,
-			KernelSpatial: []int{1, 2}, KernelInputChannels: 0, KernelOutputChannels: 3,
-			OutputBatch: 2, OutputSpatial: []int{0, 1}, OutputChannels: 3,
-		}
-		dk := ConvGeneral(x, v, dkAxes, ones, pads, ones, ones, 1, 1)
-		return []*Node{dx, dk}
-	})
+	return ConvGeneral(x, k, nhwc, ones, pads, ones, ones, 1, 1)
 }

@@ -35,7 +35,8 @@ const (
 	// pixels whose coordinates have the same remainders modulo the
 	// stride), each with the kernel taps that reach that phase, the
 	// results interleaved: no multiplication by an inserted zero and no
-	// scatter of products ("sub-pixel convolution").
+	// scatter of products ("sub-pixel convolution"); its gradient is
+	// ConvTNative's.
 	ConvTPhase ConvTImpl = "phase"
 )
 
@@ -161,31 +162,38 @@ func convTNative(x, kernel *Node, stride, padding int) *Node {
 	return withVJP(out, convTNativeVJP(stride, padding))
 }
 
-// convTNativeVJP returns the gradient of a convTNative node: with respect
-// to x, the ordinary strided convolution that the node transposes; with
-// respect to the kernel, a convolution of the adjoint by x.
+// convTNativeVJP returns the gradient of a convTNative node, whose inputs
+// are x and the flipped kernel (nativeGradients).
 func convTNativeVJP(stride, padding int) func(node, v *Node) []*Node {
-	ones, strides := []int{1, 1}, []int{stride, stride}
-	same := [][2]int{{padding, padding}, {padding, padding}}
 	return func(node, v *Node) []*Node {
-		x, kernel := node.Inputs()[0], flipSpatial(node.Inputs()[1])
-		// dx[b,i,j,c] = Σ v[b, i·s−p+p', j·s−p+q', o]·kernel[p',q',c,o]: the
-		// kernel's channel axes swap roles.
-		dxAxes := nhwc.Clone()
-		dxAxes.KernelInputChannels, dxAxes.KernelOutputChannels = 3, 2
-		dx := ConvGeneral(v, kernel, dxAxes, strides, same, ones, ones, 1, 1)
-
-		// dK[p',q',c,o] = Σ_{b,i,j} v[b, i·s−p+p', j·s−p+q', o]·x[b,i,j,c]: x is
-		// the kernel, dilated by the stride; the batch is contracted and the
-		// output channels of v act as the batch.
-		dkAxes := ConvolveAxesConfig{
-			InputBatch: 3, InputSpatial: []int{1, 2}, InputChannels: 0,
-			KernelSpatial: []int{1, 2}, KernelInputChannels: 0, KernelOutputChannels: 3,
-			OutputBatch: 3, OutputSpatial: []int{0, 1}, OutputChannels: 2,
-		}
-		dk := ConvGeneral(v, x, dkAxes, ones, same, ones, strides, 1, 1)
+		dx, dk := nativeGradients(node.Inputs()[0], flipSpatial(node.Inputs()[1]), v, stride, padding)
 		return []*Node{dx, flipSpatial(dk)}
 	}
+}
+
+// nativeGradients returns the gradients, given the adjoint v of its output,
+// of the transposed convolution of x by kernel: with respect to x, the
+// ordinary strided convolution that it transposes; with respect to the
+// kernel, a convolution of v by x.
+func nativeGradients(x, kernel, v *Node, stride, padding int) (dx, dk *Node) {
+	ones, strides := []int{1, 1}, []int{stride, stride}
+	same := [][2]int{{padding, padding}, {padding, padding}}
+	// dx[b,i,j,c] = Σ v[b, i·s−p+p', j·s−p+q', o]·kernel[p',q',c,o]: the
+	// kernel's channel axes swap roles.
+	dxAxes := nhwc.Clone()
+	dxAxes.KernelInputChannels, dxAxes.KernelOutputChannels = 3, 2
+	dx = ConvGeneral(v, kernel, dxAxes, strides, same, ones, ones, 1, 1)
+
+	// dK[p',q',c,o] = Σ_{b,i,j} v[b, i·s−p+p', j·s−p+q', o]·x[b,i,j,c]: x is
+	// the kernel, dilated by the stride; the batch is contracted and the
+	// output channels of v act as the batch.
+	dkAxes := ConvolveAxesConfig{
+		InputBatch: 3, InputSpatial: []int{1, 2}, InputChannels: 0,
+		KernelSpatial: []int{1, 2}, KernelInputChannels: 0, KernelOutputChannels: 3,
+		OutputBatch: 3, OutputSpatial: []int{0, 1}, OutputChannels: 2,
+	}
+	dk = ConvGeneral(v, x, dkAxes, ones, same, ones, strides, 1, 1)
+	return dx, dk
 }
 
 // flipSpatial reverses both spatial axes of a [kH, kW, ...] kernel. Where
