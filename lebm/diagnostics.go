@@ -23,34 +23,10 @@ func (m *Model) PriorChainEnergies(chains, steps, chunk int) (energies [][]float
 	if chains < 1 || steps < 1 || chunk < 1 || steps%chunk != 0 {
 		return nil, fmt.Errorf("lebm: prior chains: chains = %d, steps = %d, chunk = %d: want positive numbers with steps a multiple of chunk", chains, steps, chunk)
 	}
-	langevin := m.cfg.GenerationLangevin
-	langevin.Steps = chunk
-	start, err := context.NewExec(m.backend, m.ctx, func(ctx *context.Context, g *Graph) *Node {
-		return BaseSample(ctx, m.cfg, g, chains)
-	})
+	start, advance, err := m.chainGraphs(chains, chunk)
 	if err != nil {
 		return nil, err
 	}
-	defer start.Finalize()
-	advance, err := context.NewExec(m.backend, m.ctx, func(ctx *context.Context, z *Node) (*Node, *Node) {
-		prior := func(z *Node) *Node { return PriorEnergy(ctx, m.cfg, z) }
-		var trace []*Node
-		next := z
-		if m.cfg.GenerationSampler != SamplerLangevin {
-			for range chunk {
-				trace = append(trace, prior(next))
-				next, _ = GenerationSample(ctx, m.cfg, next, 1)
-			}
-		} else {
-			next = losses.LangevinTrace(ctx, prior, z, langevin, func(_ int, e *Node) { trace = append(trace, e) })
-		}
-		return StopGradient(next), ConvertDType(Stack(trace, 0), m.cfg.dtype()) // [chunk, chains]
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer advance.Finalize()
-
 	outs, err := start.Exec()
 	if err != nil {
 		return nil, err
@@ -74,6 +50,41 @@ func (m *Model) PriorChainEnergies(chains, steps, chunk int) (energies [][]float
 	}
 	z.FinalizeAll()
 	return energies, nil
+}
+
+// chainGraphs returns PriorChainEnergies' graphs for chains chains
+// advancing chunk steps a call, created at their first use and kept, so
+// that evaluations of many snapshots compile them once.
+func (m *Model) chainGraphs(chains, chunk int) (start, advance *context.Exec, err error) {
+	if start = m.chainStart[chains]; start == nil {
+		if start, err = context.NewExec(m.backend, m.ctx, func(ctx *context.Context, g *Graph) *Node {
+			return BaseSample(ctx, m.cfg, g, chains)
+		}); err != nil {
+			return nil, nil, err
+		}
+		m.chainStart[chains] = start
+	}
+	if advance = m.chainAdvance[chunk]; advance == nil {
+		langevin := withSteps(m.cfg.GenerationLangevin, chunk)
+		if advance, err = context.NewExec(m.backend, m.ctx, func(ctx *context.Context, z *Node) (*Node, *Node) {
+			prior := func(z *Node) *Node { return PriorEnergy(ctx, m.cfg, z) }
+			var trace []*Node
+			next := z
+			if m.cfg.GenerationSampler != SamplerLangevin {
+				for range chunk {
+					trace = append(trace, prior(next))
+					next, _ = GenerationSample(ctx, m.cfg, next, 1)
+				}
+			} else {
+				next = losses.LangevinTrace(ctx, prior, z, langevin, func(_ int, e *Node) { trace = append(trace, e) })
+			}
+			return StopGradient(next), ConvertDType(Stack(trace, 0), m.cfg.dtype()) // [chunk, chains]
+		}); err != nil {
+			return nil, nil, err
+		}
+		m.chainAdvance[chunk] = advance
+	}
+	return start, advance, nil
 }
 
 // flatFloat64s copies a float32 or float64 tensor's values.

@@ -50,12 +50,17 @@ type samplers struct {
 	// generation chains accepted.
 	generationAcceptance float64
 	score, decode        *context.Exec // (x, z) → U_post; z → G(z)
+	// chainStart and chainAdvance are PriorChainEnergies' graphs, by
+	// number of chains and by steps a call: N(0, I) draws; z → (z, the
+	// energies before each step).
+	chainStart, chainAdvance map[int]*context.Exec
 }
 
 // newSamplers creates (without compiling) the samplers of m's Config.
 func (m *Model) newSamplers() error {
 	post := m.cfg.TestPosteriorLangevin
-	m.samplers = samplers{block: ChainBlock, priorStart: map[int]*context.Exec{}}
+	m.samplers = samplers{block: ChainBlock, priorStart: map[int]*context.Exec{},
+		chainStart: map[int]*context.Exec{}, chainAdvance: map[int]*context.Exec{}}
 	var err error
 	// The graphs read m.block when they are built, at their first call.
 	m.posteriorStart, err = context.NewExec(m.backend, m.ctx, func(ctx *context.Context, x *Node) *Node {

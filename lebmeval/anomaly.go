@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/gomlx/gomlx/backends"
-
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/evalfile"
@@ -17,11 +15,12 @@ import (
 // scoreAnomalies rebuilds the run's anomaly-detection split, scores (an
 // evenly spaced subset of) its test images with lebm's anomaly score and
 // computes the AUPRC with anomalies as positives: for model, or for each of
-// the last o.AnomalyCheckpoints epoch snapshots, averaged. Each model scores from
+// the last o.AnomalyCheckpoints epoch snapshots, averaged (restored into
+// model in turn, which holds the checkpoint home again afterwards). Each model scores from
 // the random stream o.AnomalySeed, so that the AUPRCs differ by the models
 // alone and a checkpoint's score does not depend on what ran before. The scores go to
 // evalfile.AnomalyScoresFile in out.
-func scoreAnomalies(b backends.Backend, model *lebm.Model, o Options, out string, s *evalfile.Report) error {
+func scoreAnomalies(model *lebm.Model, home string, o Options, out string, s *evalfile.Report) error {
 	images, labels, err := anomalyTestSet(o)
 	if err != nil {
 		return err
@@ -34,11 +33,11 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o Options, out string
 	}
 	fromSnapshots := o.AnomalyCheckpoints > 0
 	var columns [][]float64
-	score := func(name string, m *lebm.Model) error {
-		if err := m.Seed(o.AnomalySeed); err != nil {
+	score := func(name string) error {
+		if err := model.Seed(o.AnomalySeed); err != nil {
 			return err
 		}
-		scores, auprc, err := anomalyAUPRC(m, images, labels, o.Batch)
+		scores, auprc, err := anomalyAUPRC(model, images, labels, o.Batch)
 		if err != nil {
 			return err
 		}
@@ -58,9 +57,9 @@ func scoreAnomalies(b backends.Backend, model *lebm.Model, o Options, out string
 		if len(paths) < o.AnomalyCheckpoints {
 			return fmt.Errorf("-anomaly-checkpoints %d: %s holds only %d snapshots", o.AnomalyCheckpoints, snapshots, len(paths))
 		}
-		err = eachSnapshot(b, paths[len(paths)-o.AnomalyCheckpoints:], o, score)
+		err = eachSnapshot(model, home, paths[len(paths)-o.AnomalyCheckpoints:], score)
 	} else {
-		err = score(s.Checkpoint, model)
+		err = score(s.Checkpoint)
 	}
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package lebmeval
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/backends"
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/edlebm/edlebm/datasets"
@@ -19,8 +18,8 @@ const snapshotSeed = 1
 // (oldest first) as run measured its checkpoint, without the pictures: the
 // reconstruction MSE of the first reconN test images, the FIDs of metrics
 // (nil: none) and R̂ of o.Chains prior chains, appended to s.Epochs.
-func evaluateEpochs(b backends.Backend, paths []string, o Options, test *datasets.Images, reconN int, metrics *sampleMetrics, s *evalfile.Report) error {
-	return eachSnapshot(b, paths, o, func(path string, model *lebm.Model) error {
+func evaluateEpochs(model *lebm.Model, home string, paths []string, o Options, test *datasets.Images, reconN int, metrics *sampleMetrics, s *evalfile.Report) error {
+	return eachSnapshot(model, home, paths, func(path string) error {
 		e, err := evaluateSnapshot(model, path, o, test, reconN, metrics)
 		if err != nil {
 			return err
@@ -38,26 +37,23 @@ func evaluateEpochs(b backends.Backend, paths []string, o Options, test *dataset
 	})
 }
 
-// eachSnapshot calls fn with each checkpoint of paths loaded (with the
-// sampler flags): the first loaded, the others restored into it
-// (lebm.Model.Restore), so that the graphs compile once.
-func eachSnapshot(b backends.Backend, paths []string, o Options, fn func(path string, model *lebm.Model) error) error {
-	var model *lebm.Model
-	for _, path := range paths {
-		var err error
-		if model == nil {
-			model, err = lebm.LoadCheckpoint(b, path, o.samplers()...)
-		} else {
-			err = model.RestorePath(path)
+// eachSnapshot calls fn with each checkpoint of paths restored into model
+// (lebm.Model.RestorePath), so that the graphs the evaluation compiled for
+// the run's checkpoint serve its snapshots too; then it restores home, the
+// checkpoint model held, and puts back the model's random stream, so that
+// what follows draws what it would have drawn without the snapshots.
+func eachSnapshot(model *lebm.Model, home string, paths []string, fn func(path string) error) error {
+	return model.Aside(func() error {
+		for _, path := range paths {
+			if err := model.RestorePath(path); err != nil {
+				return err
+			}
+			if err := fn(path); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		if err := fn(path, model); err != nil {
-			return err
-		}
-	}
-	return nil
+		return model.RestorePath(home)
+	})
 }
 
 // evaluateSnapshot measures the snapshot at path, loaded as model, for

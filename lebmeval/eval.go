@@ -177,7 +177,7 @@ func Evaluate(o Options) error {
 		return err
 	}
 	defer b.Finalize()
-	model, s, err := o.loadModel(b, folder.Checkpoints())
+	model, home, s, err := o.loadModel(b, folder.Checkpoints())
 	if err != nil {
 		return err
 	}
@@ -206,12 +206,12 @@ func Evaluate(o Options) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("flag -out: %w", err)
 	}
-	reconN, err := measure(b, model, test, metrics, o, out, &s)
+	reconN, err := measure(model, home, test, metrics, o, out, &s)
 	if err != nil {
 		return err
 	}
 	if o.EachEpoch {
-		if err := evaluateEpochs(b, snapshots, o, test, reconN, metrics, &s); err != nil {
+		if err := evaluateEpochs(model, home, snapshots, o, test, reconN, metrics, &s); err != nil {
 			return fmt.Errorf("flag -each-epoch: %w", err)
 		}
 	}
@@ -222,10 +222,10 @@ func Evaluate(o Options) error {
 	return runreport.Write(runreport.Run{Dir: runDir, Config: cfg, Step: s.Step, Eval: &s, EvalDir: out})
 }
 
-// measure takes the measures of the latest checkpoint into s and writes
-// their pictures into out; it returns the number of test images
-// reconstructed.
-func measure(b backends.Backend, model *lebm.Model, test *datasets.Images, metrics *sampleMetrics, o Options, out string, s *evalfile.Report) (reconN int, err error) {
+// measure takes the measures of model, which holds the checkpoint home,
+// into s and writes their pictures into out; it returns the number of test
+// images reconstructed.
+func measure(model *lebm.Model, home string, test *datasets.Images, metrics *sampleMetrics, o Options, out string, s *evalfile.Report) (reconN int, err error) {
 	if o.Attribute != "" {
 		if err := attributeGrid(model, test, o, out); err != nil {
 			return 0, fmt.Errorf("flag -attribute: %w", err)
@@ -239,7 +239,7 @@ func measure(b backends.Backend, model *lebm.Model, test *datasets.Images, metri
 		return 0, err
 	}
 	if o.AnomalyHoldout >= 0 {
-		if err := scoreAnomalies(b, model, o, out, s); err != nil {
+		if err := scoreAnomalies(model, home, o, out, s); err != nil {
 			return 0, fmt.Errorf("flag -anomaly-holdout: %w", err)
 		}
 	}
@@ -255,23 +255,27 @@ func measure(b backends.Backend, model *lebm.Model, test *datasets.Images, metri
 	return reconN, nil
 }
 
-// loadModel loads the run's checkpoint from ckpt, with the samplers the
-// flags ask for, takes from it the settings the flags left open, and
-// starts the report of its evaluation.
-func (o *Options) loadModel(b backends.Backend, ckpt string) (*lebm.Model, evalfile.Report, error) {
-	model, err := lebm.Load(b, ckpt, o.samplers()...)
-	if err != nil {
-		return nil, evalfile.Report{}, fmt.Errorf("flag -run: %w", err)
+// loadModel loads the newest checkpoint in the run's folder ckpt, with
+// the samplers the flags ask for, takes from it the settings the flags
+// left open, and starts the report of its evaluation; it returns the
+// checkpoint's own folder too (home), which snapshots evaluated in the
+// same model restore afterwards.
+func (o *Options) loadModel(b backends.Backend, ckpt string) (model *lebm.Model, home string, s evalfile.Report, err error) {
+	if home, err = lebm.LatestCheckpoint(ckpt); err != nil {
+		return nil, "", s, fmt.Errorf("flag -run: %w", err)
+	}
+	if model, err = lebm.LoadCheckpoint(b, home, o.samplers()...); err != nil {
+		return nil, "", s, fmt.Errorf("flag -run: %w", err)
 	}
 	cfg := model.Config()
 	if err := o.fromCheckpoint(cfg); err != nil {
-		return nil, evalfile.Report{}, err
+		return nil, "", s, err
 	}
-	s := evalfile.Report{Checkpoint: ckpt, Data: o.Data, Method: cfg.Method, Chains: o.Chains, ChainSteps: o.ChainSteps, AnomalyHeldOut: o.AnomalyHoldout,
+	s = evalfile.Report{Checkpoint: ckpt, Data: o.Data, Method: cfg.Method, Chains: o.Chains, ChainSteps: o.ChainSteps, AnomalyHeldOut: o.AnomalyHoldout,
 		TestPosteriorSteps: cfg.TestPosteriorLangevin.Steps, TestPosteriorStepSize: cfg.TestPosteriorLangevin.StepSize,
 		GenerationSteps: cfg.GenerationLangevin.Steps, GenerationStepSize: cfg.GenerationLangevin.StepSize}
 	s.Step = model.Step()
-	return model, s, nil
+	return model, home, s, nil
 }
 
 // diagnoseChains runs o.Chains prior chains of o.ChainSteps steps and

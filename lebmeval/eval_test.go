@@ -189,7 +189,11 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	if s.ReconstructionImages != 64 || !(s.ReconstructionMSE > 0.05 && s.ReconstructionMSE < 4) {
 		t.Errorf("summary %+v: want 64 images and a plausible MSE", s)
 	}
-	model, err := lebm.Load(testutil.Backend(), filepath.Join(runDir, "checkpoint"))
+	// The test's own model, apart from Evaluate's: the checkpoint, then the
+	// snapshots restored into it (lebm's tests check that a restored model
+	// is the loaded one).
+	ckpt := filepath.Join(runDir, "checkpoint")
+	model, err := lebm.Load(testutil.Backend(), ckpt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +230,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 		t.Errorf("summary: %d anomalies among the scored images, want %d (class 1 by label)", s.AnomalyPositives, want)
 	}
 	checkAnomalyScores(t, filepath.Join(runDir, "eval"), s)
-	checkEpochs(t, runDir, s)
+	checkEpochs(t, model, runDir, s)
 	for _, name := range []string{"reconstructions.png", "energy_profile.png", "autocorrelation.png", "prior_interpolation.png", "posterior_interpolation.png", "samples.png"} {
 		if _, err := os.Stat(filepath.Join(runDir, "eval", name)); err != nil {
 			t.Errorf("missing output: %v", err)
@@ -244,8 +248,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 	}
 	// Scored alone (what eval-lebm without -anomaly-checkpoints does, the
 	// rest of its run aside).
-	ckpt := filepath.Join(runDir, "checkpoint")
-	if model, err = lebm.Load(testutil.Backend(), ckpt); err != nil {
+	if err := model.Restore(ckpt); err != nil {
 		t.Fatal(err)
 	}
 	opts.AnomalyCheckpoints = 0
@@ -253,7 +256,7 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	latest := evalfile.Report{Checkpoint: ckpt}
-	if err := scoreAnomalies(testutil.Backend(), model, opts, t.TempDir(), &latest); err != nil {
+	if err := scoreAnomalies(model, "", opts, t.TempDir(), &latest); err != nil {
 		t.Fatal(err)
 	}
 	if latest.AnomalyAUPRC != a[1] {
@@ -264,9 +267,9 @@ func TestEvaluatesACheckpoint(t *testing.T) {
 // checkEpochs checks the per-epoch measures of s (-each-epoch) on the two
 // snapshots of savedRun: epochs 1 and 2 at steps 0 and 1; the first
 // snapshot's shifted generator reconstructs differently from the second;
-// each reconstruction MSE is what the snapshot, loaded afresh and seeded as
-// eval-lebm seeds it, gives directly; FIDs and R̂ are finite.
-func checkEpochs(t *testing.T, runDir string, s *evalfile.Report) {
+// each reconstruction MSE is what the snapshot, restored into model and
+// seeded as eval-lebm seeds it, gives directly; FIDs and R̂ are finite.
+func checkEpochs(t *testing.T, model *lebm.Model, runDir string, s *evalfile.Report) {
 	t.Helper()
 	if len(s.Epochs) != 2 {
 		t.Fatalf("%d per-epoch reports, want one for each of the 2 snapshots", len(s.Epochs))
@@ -275,8 +278,7 @@ func checkEpochs(t *testing.T, runDir string, s *evalfile.Report) {
 		if e.Epoch != int64(i+1) || e.Step != int64(i) || filepath.Dir(e.Checkpoint) != filepath.Join(runDir, training.EpochsDir) {
 			t.Errorf("per-epoch report %d: epoch %d, step %d at %s; want epoch %d, step %d in the run's snapshots", i, e.Epoch, e.Step, e.Checkpoint, i+1, i)
 		}
-		model, err := lebm.LoadCheckpoint(testutil.Backend(), e.Checkpoint)
-		if err != nil {
+		if err := model.RestorePath(e.Checkpoint); err != nil {
 			t.Fatal(err)
 		}
 		if err := model.Seed(snapshotSeed); err != nil {
