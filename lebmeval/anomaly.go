@@ -15,11 +15,12 @@ import (
 // scoreAnomalies rebuilds the run's anomaly-detection split, scores (an
 // evenly spaced subset of) its test images with lebm's anomaly score and
 // computes the AUPRC with anomalies as positives: for model, or for each of
-// the last o.AnomalyCheckpoints epoch snapshots, averaged (restored into
-// model in turn, which holds the checkpoint home again afterwards). Each model scores from
-// the random stream o.AnomalySeed, so that the AUPRCs differ by the models
-// alone and a checkpoint's score does not depend on what ran before. The scores go to
-// evalfile.AnomalyScoresFile in out.
+// the last o.AnomalyCheckpoints epoch snapshots, averaged (each restored
+// into model in turn; model holds the checkpoint home again afterwards).
+// Each checkpoint scores from the random stream o.AnomalySeed, so that the
+// AUPRCs differ by the models alone and a checkpoint's score does not
+// depend on what ran before. The scores go to evalfile.AnomalyScoresFile
+// in out.
 func scoreAnomalies(model *lebm.Model, home string, o Options, out string, s *evalfile.Report) error {
 	images, labels, err := anomalyTestSet(o)
 	if err != nil {
