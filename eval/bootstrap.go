@@ -104,13 +104,22 @@ func FrechetDistanceInterval(features []float64, mu []float64, sigma mat.Symmetr
 	if dim == 0 || len(features)%dim != 0 {
 		return Interval{}, fmt.Errorf("eval: Fréchet distance interval: %d feature values are not whole vectors of the reference statistics' dimension %d", len(features), dim)
 	}
+	if err := checkGaussians(mu, sigma, mu, sigma); err != nil {
+		return Interval{}, err
+	}
 	resampled := make([]float64, len(features))
+	l := choleskyFactor(sigma) // the reference's, once for every resample
 	var firstErr error
 	distances := Bootstrap(len(features)/dim, resamples, seed, func(indices []int) float64 {
 		for k, i := range indices {
 			copy(resampled[k*dim:(k+1)*dim], features[i*dim:(i+1)*dim])
 		}
-		d, err := FrechetDistanceToStats(resampled, mu, sigma)
+		m, s, err := GaussianStatsFlat(resampled, dim)
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			return math.NaN()
+		}
+		d, err := frechetDistance(m, s, mu, sigma, l)
 		if err != nil {
 			firstErr = cmp.Or(firstErr, err)
 			return math.NaN()

@@ -40,9 +40,15 @@ var factorizeSym = func(e *mat.EigenSym, a mat.Symmetric, vectors bool) bool {
 // which is FID when the statistics are those of Inception features.
 //
 // Tr((Σ1 Σ2)^{1/2}) is computed without a general (non-symmetric) matrix
-// square root. Σ1Σ2 has the same eigenvalues as the symmetric positive
-// semi-definite matrix Σ1^{1/2} Σ2 Σ1^{1/2}, so the trace is the sum of the
-// square roots of that matrix's eigenvalues. Exactly:
+// square root, from the eigenvalues of a symmetric positive semi-definite
+// matrix similar to Σ1Σ2. The quick route, when Σ2 is positive definite:
+// with its Cholesky factor Σ2 = L Lᵀ, Lᵀ Σ1 L is similar to Σ1Σ2 and the
+// trace is Σ_i √λ_i(Lᵀ Σ1 L) (one eigen-decomposition without
+// eigenvectors; at the Inception features' d = 2048 about a tenth of the
+// exact route's time, which spends most of its time on Σ1's
+// eigenvectors). Where the Cholesky factorization fails or an eigenvalue of
+// Lᵀ Σ1 L is negative beyond rounding noise, the exact route decides, the
+// same with Σ1^{1/2} Σ2 Σ1^{1/2}:
 //
 //  1. Σ1 = V Λ Vᵀ by a symmetric eigen-decomposition, and the eigenvalues
 //     of Σ2. An eigenvalue below −1e-9 × (largest magnitude) is an error
@@ -64,19 +70,28 @@ var factorizeSym = func(e *mat.EigenSym, a mat.Symmetric, vectors bool) bool {
 //
 // The result is clamped to be ≥ 0, since cancellation can make the formula
 // slightly negative for (nearly) identical Gaussians. The cost is O(d³) in
-// the dimension d: three symmetric eigen-decompositions (one with
-// eigenvectors) and two matrix products.
+// the dimension d: on the exact route three symmetric eigen-decompositions
+// (one with eigenvectors) and two matrix products.
 func FrechetDistance(mu1 []float64, sigma1 mat.Symmetric, mu2 []float64, sigma2 mat.Symmetric) (float64, error) {
+	if err := checkGaussians(mu1, sigma1, mu2, sigma2); err != nil {
+		return 0, err
+	}
+	return frechetDistance(mu1, sigma1, mu2, sigma2, choleskyFactor(sigma2))
+}
+
+// checkGaussians checks that the two Gaussians' statistics have one
+// dimension and finite values.
+func checkGaussians(mu1 []float64, sigma1 mat.Symmetric, mu2 []float64, sigma2 mat.Symmetric) error {
 	d := len(mu1)
 	switch {
 	case d == 0:
-		return 0, errors.New("eval: Fréchet distance: mu1 is empty: want dimension ≥ 1")
+		return errors.New("eval: Fréchet distance: mu1 is empty: want dimension ≥ 1")
 	case len(mu2) != d:
-		return 0, fmt.Errorf("eval: Fréchet distance: mu2 has dimension %d, want %d like mu1", len(mu2), d)
+		return fmt.Errorf("eval: Fréchet distance: mu2 has dimension %d, want %d like mu1", len(mu2), d)
 	case sigma1.SymmetricDim() != d:
-		return 0, fmt.Errorf("eval: Fréchet distance: sigma1 is %d×%[1]d, want %d×%[2]d like mu1", sigma1.SymmetricDim(), d)
+		return fmt.Errorf("eval: Fréchet distance: sigma1 is %d×%[1]d, want %d×%[2]d like mu1", sigma1.SymmetricDim(), d)
 	case sigma2.SymmetricDim() != d:
-		return 0, fmt.Errorf("eval: Fréchet distance: sigma2 is %d×%[1]d, want %d×%[2]d like mu1", sigma2.SymmetricDim(), d)
+		return fmt.Errorf("eval: Fréchet distance: sigma2 is %d×%[1]d, want %d×%[2]d like mu1", sigma2.SymmetricDim(), d)
 	}
 	for _, v := range []struct {
 		name string
@@ -85,21 +100,28 @@ func FrechetDistance(mu1 []float64, sigma1 mat.Symmetric, mu2 []float64, sigma2 
 	}{{"1", mu1, sigma1}, {"2", mu2, sigma2}} {
 		for i, x := range v.mu {
 			if !isFinite(x) {
-				return 0, fmt.Errorf("eval: Fréchet distance: mu%s[%d] = %v: want a finite number", v.name, i, x)
+				return fmt.Errorf("eval: Fréchet distance: mu%s[%d] = %v: want a finite number", v.name, i, x)
 			}
 		}
 		for i := range d {
 			for j := i; j < d; j++ {
 				if x := v.s.At(i, j); !isFinite(x) {
-					return 0, fmt.Errorf("eval: Fréchet distance: sigma%s[%d,%d] = %v: want a finite number", v.name, i, j, x)
+					return fmt.Errorf("eval: Fréchet distance: sigma%s[%d,%d] = %v: want a finite number", v.name, i, j, x)
 				}
 			}
 		}
 	}
+	return nil
+}
 
-	tr, err := traceSqrtProduct(sigma1, sigma2)
+// frechetDistance is FrechetDistance of checked statistics, with l the
+// Cholesky factor of sigma2 (nil if it has none): a reference compared
+// with many samples is factorized once.
+func frechetDistance(mu1 []float64, sigma1 mat.Symmetric, mu2 []float64, sigma2 mat.Symmetric, l *mat.Dense) (float64, error) {
+	tr, err := traceSqrtProduct(sigma1, sigma2, l)
 	if errors.Is(err, errNumerical) {
-		tr, err = traceSqrtProduct(addIdentity(sigma1, FrechetOffset), addIdentity(sigma2, FrechetOffset))
+		s2 := addIdentity(sigma2, FrechetOffset)
+		tr, err = traceSqrtProduct(addIdentity(sigma1, FrechetOffset), s2, choleskyFactor(s2))
 		if err != nil {
 			err = fmt.Errorf("%w (also with the %g·I offset)", err, FrechetOffset)
 		}
@@ -121,8 +143,14 @@ func FrechetDistance(mu1 []float64, sigma1 mat.Symmetric, mu2 []float64, sigma2 
 }
 
 // traceSqrtProduct returns Tr((s1 s2)^{1/2}) for positive semi-definite s1
-// and s2 by the route documented at FrechetDistance.
-func traceSqrtProduct(s1, s2 mat.Symmetric) (float64, error) {
+// and s2 by the routes documented at FrechetDistance: with l, s2's
+// Cholesky factor, the quick one where it decides, else the exact one.
+func traceSqrtProduct(s1, s2 mat.Symmetric, l *mat.Dense) (float64, error) {
+	if l != nil {
+		if tr, ok := traceSqrtByFactor(s1, l); ok {
+			return tr, nil
+		}
+	}
 	var eig1 mat.EigenSym
 	if !factorizeSym(&eig1, s1, true) {
 		return 0, fmt.Errorf("%w: eigen-decomposition of sigma1 did not converge", errNumerical)
@@ -149,18 +177,8 @@ func traceSqrtProduct(s1, s2 mat.Symmetric) (float64, error) {
 			b.Set(i, j, b.At(i, j)*root)
 		}
 	}
-	var s2b, m mat.Dense
-	s2b.Mul(s2, &b)
-	m.Mul(b.T(), &s2b)
-	sym := mat.NewSymDense(d, nil)
-	for i := range d {
-		for j := i; j < d; j++ {
-			sym.SetSym(i, j, (m.At(i, j)+m.At(j, i))/2)
-		}
-	}
-
 	var eigM mat.EigenSym
-	if !factorizeSym(&eigM, sym, false) {
+	if !factorizeSym(&eigM, congruence(s2, &b), false) {
 		return 0, fmt.Errorf("%w: eigen-decomposition of Σ1^{1/2} Σ2 Σ1^{1/2} did not converge", errNumerical)
 	}
 	lambdaM := eigM.Values(nil)
@@ -173,6 +191,59 @@ func traceSqrtProduct(s1, s2 mat.Symmetric) (float64, error) {
 		return 0, fmt.Errorf("%w: Tr((Σ1 Σ2)^{1/2}) = %v", errNumerical, tr)
 	}
 	return tr, nil
+}
+
+// choleskyFactor returns the lower triangular L with s = L Lᵀ, as a
+// dense matrix (gonum multiplies dense matrices with BLAS, triangular ones
+// element by element), or nil when s is not positive definite (singular,
+// indefinite or not finite).
+func choleskyFactor(s mat.Symmetric) *mat.Dense {
+	var ch mat.Cholesky
+	if !ch.Factorize(s) {
+		return nil
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	return mat.DenseCopyOf(&l)
+}
+
+// traceSqrtByFactor returns Tr((s1 s2)^{1/2}) for s2 = l lᵀ as the sum of
+// the square roots of the eigenvalues of lᵀ s1 l, which is similar to
+// s1 s2 (lᵀ (s1 s2) l⁻ᵀ): one symmetric eigen-decomposition without
+// eigenvectors and two matrix products. It reports false, leaving the
+// decision to the exact route, when that decomposition fails, the trace is
+// not finite, or an eigenvalue is negative beyond rounding noise (s1 not
+// positive semi-definite, which the exact route names and measures
+// against s1's own scale).
+func traceSqrtByFactor(s1 mat.Symmetric, l *mat.Dense) (float64, bool) {
+	var eig mat.EigenSym
+	if !factorizeSym(&eig, congruence(s1, l), false) {
+		return 0, false
+	}
+	lambda := eig.Values(nil)
+	if lowest, largest := cleanEigenvalues(lambda); lowest < -float64(len(lambda))*machineEpsilon*largest {
+		return 0, false
+	}
+	var tr float64
+	for _, v := range lambda {
+		tr += math.Sqrt(v)
+	}
+	return tr, isFinite(tr)
+}
+
+// congruence returns bᵀ s b, symmetrised as (M + Mᵀ)/2 against rounding.
+func congruence(s mat.Symmetric, b mat.Matrix) *mat.SymDense {
+	var sb, m mat.Dense
+	sb.Mul(s, b)
+	m.Mul(b.T(), &sb)
+	d := m.RawMatrix().Rows
+	sym := mat.NewSymDense(d, nil)
+	for i := range d {
+		for j := i; j < d; j++ {
+			sym.SetSym(i, j, (m.At(i, j)+m.At(j, i))/2)
+		}
+	}
+	return sym
 }
 
 // cleanEigenvalues sets to 0 every eigenvalue in lambda that is negative or

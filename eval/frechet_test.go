@@ -238,8 +238,10 @@ func TestFrechetDistanceOffsetFallback(t *testing.T) {
 		want += a[i] + b[i] - 2*math.Sqrt((a[i]+eps)*(b[i]+eps))
 	}
 
-	// Calls 1–3 are a full attempt (Σ1, Σ2, M); the retry starts with the call
-	// after the failing one.
+	// Σ2 is singular, so the first attempt takes the exact route: calls 1–3
+	// (Σ1, Σ2, M). The retry starts with the call after the failing one, on
+	// Σ2 + εI, which is positive definite: the quick route first (one
+	// call), then, if it fails, the exact one.
 	tests := []struct {
 		name    string
 		fail    func(call int) bool
@@ -248,7 +250,8 @@ func TestFrechetDistanceOffsetFallback(t *testing.T) {
 		{"Σ1 decomposition fails", func(c int) bool { return c == 1 }, ""},
 		{"Σ2 decomposition fails", func(c int) bool { return c == 2 }, ""},
 		{"M decomposition fails", func(c int) bool { return c == 3 }, ""},
-		{"retry fails too", func(c int) bool { return c == 1 || c == 4 }, "Σ1^{1/2} Σ2 Σ1^{1/2} did not converge (also with the 1e-06·I offset)"},
+		{"the retry's quick route fails", func(c int) bool { return c <= 2 }, ""},
+		{"retry fails too", func(c int) bool { return true }, "sigma1 did not converge (also with the 1e-06·I offset)"},
 	}
 	defer func(f func(*mat.EigenSym, mat.Symmetric, bool) bool) { factorizeSym = f }(factorizeSym)
 	for _, tc := range tests {
@@ -424,5 +427,53 @@ func TestFrechetDistanceToStats(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestFrechetDistanceTakesTheQuickRoute checks which route decides: with a
+// positive definite Σ2 one eigen-decomposition without eigenvectors (of
+// Lᵀ Σ1 L), agreeing with the exact route to rounding; with a singular Σ2
+// the exact route's three, the first with eigenvectors.
+func TestFrechetDistanceTakesTheQuickRoute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const d = 30
+	// A zero variance: Cholesky's pivot is exactly 0.
+	singular := testutil.RandomSPD(rng, d, 0.2)
+	for i := range d {
+		singular.SetSym(i, d-1, 0)
+	}
+	defer func(f func(*mat.EigenSym, mat.Symmetric, bool) bool) { factorizeSym = f }(factorizeSym)
+	for _, tc := range []struct {
+		name      string
+		s2        *mat.SymDense
+		wantCalls []bool // vectors asked for, call by call
+	}{
+		{"positive definite Σ2", testutil.RandomSPD(rng, d, 0.2), []bool{false}},
+		{"singular Σ2", singular, []bool{true, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s1 := testutil.RandomSPD(rng, d, 0.2)
+			mu1, mu2 := testutil.RandomVector(rng, d), testutil.RandomVector(rng, d)
+			var calls []bool
+			factorizeSym = func(e *mat.EigenSym, s mat.Symmetric, vectors bool) bool {
+				calls = append(calls, vectors)
+				return e.Factorize(s, vectors)
+			}
+			got, err := FrechetDistance(mu1, s1, mu2, tc.s2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(calls, tc.wantCalls) {
+				t.Errorf("eigen-decompositions with vectors %v, want %v", calls, tc.wantCalls)
+			}
+			exact, err := traceSqrtProduct(s1, tc.s2, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := sqDist(mu1, mu2) + mat.Trace(s1) + mat.Trace(tc.s2) - 2*exact
+			if math.Abs(got-want) > 1e-10*want {
+				t.Errorf("distance %.15g, the exact route's %.15g", got, want)
+			}
+		})
 	}
 }
