@@ -100,6 +100,14 @@ func MeanInterval(values []float64, resamples int, seed uint64) (Interval, error
 // the feature vectors (a seeded stream): how much the FID of a sample
 // moves with the sample drawn, its generator fixed.
 func FrechetDistanceInterval(features []float64, mu []float64, sigma mat.Symmetric, resamples int, seed uint64) (Interval, error) {
+	return FrechetDistanceIntervalEach(features, mu, sigma, resamples, seed, nil)
+}
+
+// FrechetDistanceIntervalEach is FrechetDistanceInterval calling each (if
+// not nil) after every resample: each costs a Fréchet distance, O(d³),
+// about 17 s for 2048-d Inception features on two cores, so long intervals
+// want a progress bar.
+func FrechetDistanceIntervalEach(features []float64, mu []float64, sigma mat.Symmetric, resamples int, seed uint64, each func()) (Interval, error) {
 	dim := len(mu)
 	if dim == 0 || len(features)%dim != 0 {
 		return Interval{}, fmt.Errorf("eval: Fréchet distance interval: %d feature values are not whole vectors of the reference statistics' dimension %d", len(features), dim)
@@ -120,6 +128,9 @@ func FrechetDistanceInterval(features []float64, mu []float64, sigma mat.Symmetr
 			return math.NaN()
 		}
 		d, err := frechetDistance(m, s, mu, sigma, l)
+		if each != nil {
+			each()
+		}
 		if err != nil {
 			firstErr = cmp.Or(firstErr, err)
 			return math.NaN()

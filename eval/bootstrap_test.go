@@ -189,9 +189,16 @@ func TestFrechetDistanceIntervalSpansTheSamplingSpread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := FrechetDistanceInterval(draw(), mu, sigma, 400, 11)
+	features, resampled := draw(), 0
+	got, err := FrechetDistanceIntervalEach(features, mu, sigma, 400, 11, func() { resampled++ })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if resampled != 400 {
+		t.Errorf("each called %d times, want once for each of the 400 resamples", resampled)
+	}
+	if plain, err := FrechetDistanceInterval(features, mu, sigma, 400, 11); err != nil || plain != got {
+		t.Errorf("FrechetDistanceInterval gives %+v (%v), with each %+v: want the same", plain, err, got)
 	}
 	if ratio := (got.Hi - got.Lo) / (hi - lo); ratio < 0.6 || ratio > 1.6 {
 		t.Errorf("bootstrap interval [%.4f, %.4f] is %.2f× as wide as the fresh samples' [%.4f, %.4f]", got.Lo, got.Hi, ratio, lo, hi)

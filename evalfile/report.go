@@ -48,10 +48,13 @@ type Report struct {
 	ReconstructionMSEInterval *eval.Interval `json:"reconstruction_mse_interval,omitempty"`
 	ClassifierFIDInterval     *eval.Interval `json:"classifier_fid_interval,omitempty"`
 	FIDInterval               *eval.Interval `json:"fid_interval,omitempty"`
-	Chains                    int            `json:"chains"`
-	ChainSteps                int            `json:"chain_steps"`
-	RHat                      float64        `json:"r_hat"`
-	SplitRHat                 float64        `json:"split_r_hat"`
+	// FIDBootstrap is the number of resamples behind FIDInterval
+	// (eval-lebm -fid-bootstrap; 0 in older reports: -bootstrap's).
+	FIDBootstrap int     `json:"fid_bootstrap,omitempty"`
+	Chains       int     `json:"chains"`
+	ChainSteps   int     `json:"chain_steps"`
+	RHat         float64 `json:"r_hat"`
+	SplitRHat    float64 `json:"split_r_hat"`
 	// BulkESS and TailESS are the effective sample sizes of U(z) over the
 	// second half of the prior chains (0: not computed, in reports written
 	// before them).

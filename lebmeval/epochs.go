@@ -79,7 +79,7 @@ func evaluateSnapshot(model *lebm.Model, path string, o Options, test *datasets.
 			return e, err
 		}
 		var fids evalfile.Report
-		if err := metrics.compute(samples, &fids, 0); err != nil {
+		if err := metrics.compute(samples, &fids, false); err != nil {
 			return e, err
 		}
 		e.ClassifierFID, e.FID = fids.ClassifierFID, fids.FID

@@ -623,6 +623,7 @@ func TestFlagRangesAtTheirBoundaries(t *testing.T) {
 		{"gen-step", func(o *Options) { o.GenerationStep = -0.1 }},
 		{"fid-train-n", func(o *Options) { o.FIDTrainN = -1 }},
 		{"bootstrap", func(o *Options) { o.Bootstrap = -1 }},
+		{"fid-bootstrap", func(o *Options) { o.FIDBootstrap = -1 }},
 		{"interp-rows", func(o *Options) { o.InterpolationRows = 0 }},
 		{"interp-steps", func(o *Options) { o.InterpolationSteps = 1 }},
 		{"recon-n", func(o *Options) { o.ReconN = 0 }},

@@ -133,12 +133,16 @@ func (m *sampleMetrics) loadClassifier(b backends.Backend, h, w, c int) error {
 	return nil
 }
 
-// compute fills s's FIDs of samples and, with resamples > 0, their
-// bootstrap intervals.
-func (m *sampleMetrics) compute(samples *datasets.Images, s *evalfile.Report, resamples int) error {
+// compute fills s's FIDs of samples and, with intervals, their bootstrap
+// intervals (-bootstrap and -fid-bootstrap resamples).
+func (m *sampleMetrics) compute(samples *datasets.Images, s *evalfile.Report, intervals bool) error {
 	s.FIDSamples = samples.N
+	resamples, fidResamples := 0, 0
+	if intervals {
+		resamples, fidResamples = m.o.Bootstrap, m.o.FIDBootstrap
+	}
 	if m.inception != nil {
-		if err := m.inceptionFID(samples, s, resamples); err != nil {
+		if err := m.inceptionFID(samples, s, fidResamples); err != nil {
 			return fmt.Errorf("flag -inception: %w", err)
 		}
 		fmt.Printf("FID %.4f (%d samples)\n", s.FID, samples.N)
@@ -151,7 +155,7 @@ func (m *sampleMetrics) compute(samples *datasets.Images, s *evalfile.Report, re
 		if s.ClassifierFID, err = eval.FrechetDistanceToStats(ev.Features, m.clfMu, m.clfSigma); err != nil {
 			return fmt.Errorf("flag -classifier: %w", err)
 		}
-		if s.ClassifierFIDInterval, err = fidInterval(ev.Features, m.clfMu, m.clfSigma, resamples); err != nil {
+		if s.ClassifierFIDInterval, err = fidInterval(ev.Features, m.clfMu, m.clfSigma, resamples, ""); err != nil {
 			return fmt.Errorf("flag -classifier: %w", err)
 		}
 		s.Classifier = m.o.Classifier
@@ -180,17 +184,24 @@ func (m *sampleMetrics) inceptionFID(samples *datasets.Images, s *evalfile.Repor
 	if s.FID, err = eval.FrechetDistanceToStats(features, m.mu, m.sigma); err != nil {
 		return err
 	}
-	s.FIDInterval, err = fidInterval(features, m.mu, m.sigma, resamples)
+	s.FIDBootstrap = resamples
+	s.FIDInterval, err = fidInterval(features, m.mu, m.sigma, resamples, "FID bootstrap")
 	return err
 }
 
 // fidInterval is the bootstrap interval of the samples' FID (resamples of
-// their features), nil for no resamples.
-func fidInterval(features, mu []float64, sigma mat.Symmetric, resamples int) (*eval.Interval, error) {
+// their features), nil for no resamples; with what, a progress bar of that
+// name counts the resamples.
+func fidInterval(features, mu []float64, sigma mat.Symmetric, resamples int, what string) (*eval.Interval, error) {
 	if resamples == 0 {
 		return nil, nil
 	}
-	iv, err := eval.FrechetDistanceInterval(features, mu, sigma, resamples, bootstrapSeed)
+	var each func()
+	if what != "" {
+		bar := progress.New(what, resamples)
+		each = func() { bar.Add(1) }
+	}
+	iv, err := eval.FrechetDistanceIntervalEach(features, mu, sigma, resamples, bootstrapSeed, each)
 	return &iv, err
 }
 

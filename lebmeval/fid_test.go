@@ -25,7 +25,7 @@ func fidOptions(t *testing.T, runDir string) Options {
 	return Options{Run: runDir, Data: "fashion-mnist", DataDir: mnist.DefaultFashionDir, Backend: testutil.BackendName(), ReconN: 43, Batch: 43, Chains: 2,
 		ChainSteps: 100, MaxLag: 10, AnomalyHoldout: -1, InterpolationRows: 1, InterpolationSteps: 2, Out: t.TempDir(),
 		Inception: narrowInception, FIDStats: filepath.Join(t.TempDir(), "cache", "stats.bin"), FIDSamples: 129, FIDTrainN: 129,
-		PosteriorSteps: 3, GenerationSteps: 100, GenerationStep: 0.25}
+		PosteriorSteps: 3, GenerationSteps: 100, GenerationStep: 0.25, Bootstrap: 1000, FIDBootstrap: 20}
 }
 
 func TestInceptionFID(t *testing.T) {
@@ -44,6 +44,10 @@ func TestInceptionFID(t *testing.T) {
 	}
 	if s.FIDSamples != 129 || s.Inception != narrowInception || s.FIDStats != o.FIDStats || !(s.FID > 0) || math.IsInf(s.FID, 0) {
 		t.Errorf("summary %+v: want a finite positive FID of 129 samples", s)
+	}
+	// Its interval from -fid-bootstrap's 20 resamples, not -bootstrap's 1000.
+	if iv := s.FIDInterval; s.FIDBootstrap != 20 || iv == nil || !(iv.Lo > 0 && iv.Lo < iv.Hi) || math.IsInf(iv.Hi, 0) {
+		t.Errorf("summary FID interval %+v from %d resamples, want a finite positive interval from 20", iv, s.FIDBootstrap)
 	}
 	// The cache holds the statistics of the first -fid-train-n training
 	// images: recompute their features and, by plain loops, their mean and
@@ -182,7 +186,7 @@ func TestClassifierFIDOfASetAgainstItselfAndAShiftedCopy(t *testing.T) {
 			t.Fatal(err)
 		}
 		var s evalfile.Report
-		if err := m.compute(images, &s, 0); err != nil {
+		if err := m.compute(images, &s, false); err != nil {
 			t.Fatal(err)
 		}
 		return s.ClassifierFID
