@@ -1,11 +1,12 @@
 package eval
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -104,9 +105,10 @@ func FrechetDistanceInterval(features []float64, mu []float64, sigma mat.Symmetr
 }
 
 // FrechetDistanceIntervalEach is FrechetDistanceInterval calling each (if
-// not nil) after every resample: each costs a Fréchet distance, O(d³),
-// about 17 s for 2048-d Inception features on two cores, so long intervals
-// want a progress bar.
+// not nil) after every resample: each costs a Fréchet distance, O(d³), so
+// long intervals want a progress bar. The resamples are computed
+// concurrently, one per core (for 2048-d Inception features about 9 s a
+// resample on two cores).
 func FrechetDistanceIntervalEach(features []float64, mu []float64, sigma mat.Symmetric, resamples int, seed uint64, each func()) (Interval, error) {
 	dim := len(mu)
 	if dim == 0 || len(features)%dim != 0 {
@@ -115,33 +117,77 @@ func FrechetDistanceIntervalEach(features []float64, mu []float64, sigma mat.Sym
 	if err := checkGaussians(mu, sigma, mu, sigma); err != nil {
 		return Interval{}, err
 	}
-	resampled := make([]float64, len(features))
 	l := choleskyFactor(sigma) // the reference's, once for every resample
-	var firstErr error
-	distances := Bootstrap(len(features)/dim, resamples, seed, func(indices []int) float64 {
-		for k, i := range indices {
-			copy(resampled[k*dim:(k+1)*dim], features[i*dim:(i+1)*dim])
+	distances, err := bootstrapParallel(len(features)/dim, resamples, seed, runtime.GOMAXPROCS(0), func(indices []int) (float64, error) {
+		m, s, err := gaussianStats(len(indices), dim, func(k int) []float64 {
+			i := indices[k]
+			return features[i*dim : (i+1)*dim]
+		})
+		if err == nil {
+			var d float64
+			if d, err = frechetDistance(m, s, mu, sigma, l); err == nil {
+				return d, nil
+			}
 		}
-		m, s, err := GaussianStatsFlat(resampled, dim)
-		if err != nil {
-			firstErr = cmp.Or(firstErr, err)
-			return math.NaN()
-		}
-		d, err := frechetDistance(m, s, mu, sigma, l)
-		if each != nil {
-			each()
-		}
-		if err != nil {
-			firstErr = cmp.Or(firstErr, err)
-			return math.NaN()
-		}
-		return d
-	})
-	if firstErr != nil {
-		return Interval{}, firstErr
+		return math.NaN(), err
+	}, each)
+	if err != nil {
+		return Interval{}, err
 	}
 	lo, hi, err := PercentileInterval(distances, 0.95)
 	return Interval{lo, hi}, err
+}
+
+// bootstrapParallel is Bootstrap with up to workers resamples' stat
+// computed at once (gonum's eigen-decompositions run on one core): the
+// resamples are drawn in order from Bootstrap's stream, so the values are
+// Bootstrap's, in its order. each (if not nil) is called under lock after
+// every resample. The first error, in resample order, is returned.
+func bootstrapParallel(n, resamples int, seed uint64, workers int, stat func(indices []int) (float64, error), each func()) ([]float64, error) {
+	type job struct {
+		r       int
+		indices []int
+	}
+	jobs := make(chan job)
+	values, errs := make([]float64, resamples), make([]error, resamples)
+	var wg sync.WaitGroup
+	var lock sync.Mutex
+	for range max(1, min(workers, resamples)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				values[j.r], errs[j.r] = stat(j.indices)
+				if each != nil {
+					lock.Lock()
+					each()
+					lock.Unlock()
+				}
+			}
+		}()
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	for r := range resamples {
+		indices := make([]int, n)
+		for i := range indices {
+			indices[i] = rng.IntN(n)
+		}
+		jobs <- job{r, indices}
+	}
+	close(jobs)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	kept := values[:0]
+	for _, v := range values {
+		if !math.IsNaN(v) {
+			kept = append(kept, v)
+		}
+	}
+	return kept, nil
 }
 
 // LogMeanExp is log(mean(exp(v))) for a non-empty v, taken without

@@ -1,9 +1,11 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,4 +211,56 @@ func TestFrechetDistanceIntervalSpansTheSamplingSpread(t *testing.T) {
 	if _, err := FrechetDistanceInterval(make([]float64, 7), mu, sigma, 10, 1); err == nil || !strings.Contains(err.Error(), "dimension 3") {
 		t.Errorf("7 values of 3-d features: error %v, want one naming the dimension", err)
 	}
+}
+
+// TestBootstrapParallelIsBootstrap checks that the concurrent bootstrap
+// draws Bootstrap's resamples and returns its values in its order, NaNs
+// left out, whatever the number of workers, and reports the first error in
+// resample order.
+func TestBootstrapParallelIsBootstrap(t *testing.T) {
+	stat := func(indices []int) float64 { // a resample's sum, NaN when it starts with item 0
+		if indices[0] == 0 {
+			return math.NaN()
+		}
+		s := 0
+		for _, i := range indices {
+			s += i * i
+		}
+		return float64(s)
+	}
+	want := Bootstrap(7, 50, 3, stat)
+	for _, workers := range []int{1, 2, 5, 64} {
+		calls := 0
+		got, err := bootstrapParallel(7, 50, 3, workers, func(indices []int) (float64, error) { return stat(indices), nil }, func() { calls++ })
+		if err != nil || !slices.Equal(got, want) || calls != 50 {
+			t.Errorf("%d workers: %v (%v, %d calls), want Bootstrap's %v and 50 calls", workers, got, err, calls, want)
+		}
+	}
+	// Resamples 10 and 30 fail; with 4 workers either may fail first in time.
+	_, err := bootstrapParallel(7, 50, 3, 4, func(indices []int) (float64, error) {
+		for _, s := range []int{10, 30} {
+			if slices.Equal(indices, nthResample(7, 3, s)) {
+				return 0, fmt.Errorf("resample %d", s)
+			}
+		}
+		return 1, nil
+	}, nil)
+	if err == nil || err.Error() != "resample 10" {
+		t.Errorf("error %v, want the 10th resample's", err)
+	}
+}
+
+// nthResample returns the indices of Bootstrap's resample r (from 0) of n
+// items with seed.
+func nthResample(n int, seed uint64, r int) []int {
+	var out []int
+	count := 0
+	Bootstrap(n, r+1, seed, func(indices []int) float64 {
+		if count == r {
+			out = slices.Clone(indices)
+		}
+		count++
+		return 0
+	})
+	return out
 }

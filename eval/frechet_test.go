@@ -480,8 +480,9 @@ func TestFrechetDistanceTakesTheQuickRoute(t *testing.T) {
 
 // BenchmarkFrechetDistanceInception times one FID at the Inception
 // features' size, 5,000 samples of 2048 dimensions against reference
-// statistics, by the quick route and by the exact one (docs/evaluation.md;
-// seconds an operation: run with -benchtime 1x).
+// statistics, by the quick route and by the exact one, and a bootstrap
+// interval of 4 resamples (docs/evaluation.md; seconds an operation: run
+// with -benchtime 1x).
 func BenchmarkFrechetDistanceInception(b *testing.B) {
 	const n, d = 5000, 2048
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -497,6 +498,13 @@ func BenchmarkFrechetDistanceInception(b *testing.B) {
 	b.Run("quick", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := FrechetDistanceToStats(samples, mu, sigma); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("interval-4-resamples", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := FrechetDistanceInterval(samples, mu, sigma, 4, 1); err != nil {
 				b.Fatal(err)
 			}
 		}

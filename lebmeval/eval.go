@@ -89,7 +89,7 @@ type Options struct {
 	EachEpoch bool
 	// Bootstrap resamples give the 95 % intervals of the reconstruction MSE
 	// and the classifier-FID, FIDBootstrap those of the Inception FID (0:
-	// none): each of its resamples is a 2048-d Fréchet distance, about 17 s
+	// none): each of its resamples is a 2048-d Fréchet distance, about 9 s
 	// on two cores (docs/evaluation.md).
 	Bootstrap, FIDBootstrap int
 }

@@ -80,7 +80,7 @@ func main() {
 	flag.IntVar(&o.InterpolationRows, "interp-rows", 8, "rows of the prior and posterior interpolation grids")
 	flag.IntVar(&o.InterpolationSteps, "interp-steps", 10, "images per interpolation row (endpoints included)")
 	flag.IntVar(&o.Bootstrap, "bootstrap", 1000, "resamples for the 95 % bootstrap intervals of the reconstruction MSE (over the images) and the classifier-FID (over the samples); 0: none")
-	flag.IntVar(&o.FIDBootstrap, "fid-bootstrap", 50, "resamples for the 95 % bootstrap interval of the Inception FID (over the samples), each a 2048-d Fréchet distance (about 17 s on two cores); 0: none")
+	flag.IntVar(&o.FIDBootstrap, "fid-bootstrap", 50, "resamples for the 95 % bootstrap interval of the Inception FID (over the samples), each a 2048-d Fréchet distance (about 9 s a resample on two cores); 0: none")
 	flag.BoolVar(&o.EachEpoch, "each-epoch", false, "also measure every end-of-epoch snapshot in RUN/"+training.EpochsDir+" (train-lebm -keep-epochs): reconstruction MSE, the FIDs asked for and the prior chains' R̂, with the same settings, into summary.json's \"epochs\" (compare-evals plots them)")
 	flag.Parse()
 	if err := lebmeval.Evaluate(o); err != nil {
