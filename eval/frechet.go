@@ -44,7 +44,7 @@ var factorizeSym = func(e *mat.EigenSym, a mat.Symmetric, vectors bool) bool {
 // matrix similar to Σ1Σ2. The quick route, when Σ2 is positive definite:
 // with its Cholesky factor Σ2 = L Lᵀ, Lᵀ Σ1 L is similar to Σ1Σ2 and the
 // trace is Σ_i √λ_i(Lᵀ Σ1 L) (one eigen-decomposition without
-// eigenvectors; at the Inception features' d = 2048 about a tenth of the
+// eigenvectors; at the Inception features' d = 2048 about an eighth of the
 // exact route's time, which spends most of its time on Σ1's
 // eigenvectors). Where the Cholesky factorization fails or an eigenvalue of
 // Lᵀ Σ1 L is negative beyond rounding noise, the exact route decides, the
