@@ -17,18 +17,30 @@ import (
 // Resamples where stat is NaN (say, an AUPRC of a resample without
 // anomalies) are left out.
 func Bootstrap(n, resamples int, seed uint64, stat func(indices []int) float64) []float64 {
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	rng := bootstrapStream(seed)
 	indices := make([]int, n)
-	values := make([]float64, 0, resamples)
-	for range resamples {
-		for i := range indices {
-			indices[i] = rng.IntN(n)
-		}
-		if v := stat(indices); !math.IsNaN(v) {
-			values = append(values, v)
-		}
+	values := make([]float64, resamples)
+	for r := range values {
+		drawResample(rng, indices)
+		values[r] = stat(indices)
 	}
-	return values
+	return withoutNaN(values)
+}
+
+// bootstrapStream is the seeded stream the bootstraps draw resamples from.
+func bootstrapStream(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
+
+// drawResample fills indices with draws, with replacement, of as many
+// items as it holds.
+func drawResample(rng *rand.Rand, indices []int) {
+	for i := range indices {
+		indices[i] = rng.IntN(len(indices))
+	}
+}
+
+// withoutNaN returns values without its NaNs, in place.
+func withoutNaN(values []float64) []float64 {
+	return slices.DeleteFunc(values, math.IsNaN)
 }
 
 // PercentileInterval returns the central interval holding the fraction
@@ -123,13 +135,10 @@ func FrechetDistanceIntervalEach(features []float64, mu []float64, sigma mat.Sym
 			i := indices[k]
 			return features[i*dim : (i+1)*dim]
 		})
-		if err == nil {
-			var d float64
-			if d, err = frechetDistance(m, s, mu, sigma, l); err == nil {
-				return d, nil
-			}
+		if err != nil {
+			return 0, err
 		}
-		return math.NaN(), err
+		return frechetDistance(m, s, mu, sigma, l)
 	}, each)
 	if err != nil {
 		return Interval{}, err
@@ -166,12 +175,10 @@ func bootstrapParallel(n, resamples int, seed uint64, workers int, stat func(ind
 			}
 		}()
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	rng := bootstrapStream(seed)
 	for r := range resamples {
-		indices := make([]int, n)
-		for i := range indices {
-			indices[i] = rng.IntN(n)
-		}
+		indices := make([]int, n) // the worker's until it is done
+		drawResample(rng, indices)
 		jobs <- job{r, indices}
 	}
 	close(jobs)
@@ -181,13 +188,7 @@ func bootstrapParallel(n, resamples int, seed uint64, workers int, stat func(ind
 			return nil, err
 		}
 	}
-	kept := values[:0]
-	for _, v := range values {
-		if !math.IsNaN(v) {
-			kept = append(kept, v)
-		}
-	}
-	return kept, nil
+	return withoutNaN(values), nil
 }
 
 // LogMeanExp is log(mean(exp(v))) for a non-empty v, taken without
