@@ -1,4 +1,4 @@
-package main
+package toystudies
 
 import (
 	"bufio"
@@ -32,13 +32,13 @@ func (r initRun) label() string {
 	return fmt.Sprintf("%s, %s, seed %d", name, init, r.seed)
 }
 
-// initReport reads the runs that scripts/toy-init-compare.sh keeps under
+// InitReport reads the runs that scripts/toy-init-compare.sh keeps under
 // dir — Go's go/INIT-sSEED/DATA/METHOD/mse.csv and PyTorch's
 // pytorch/DATA-INIT-sSEED.jsonl (one JSON line a method, with the MSE curve
 // when toy_bench.py recorded one) — and writes dir/toy-init.md, the last
 // MSE of every run by seed, and dir/curves-DATA-METHOD.png, every run's
 // MSE over the steps on a log scale.
-func initReport(dir string) error {
+func InitReport(dir string) error {
 	runs, err := readGoInitRuns(dir)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package toystudies
 
 import (
 	"os"
@@ -32,7 +32,7 @@ func TestInitReportTableAndCurves(t *testing.T) {
 	writeFile(t, dir, "pytorch/pinwheel-pytorch-s1.jsonl",
 		`{"impl": "pytorch", "method": "ed", "data": "pinwheel", "init": "pytorch", "seed": 1, "steps": 2000, "logdens_mse_ema": 0.5}`+"\n"+
 			`{"impl": "pytorch", "method": "sm", "data": "pinwheel", "init": "pytorch", "seed": 1, "steps": 2000, "logdens_mse_ema": 0.125, "curve": [[1000, 9], [2000, 0.125]]}`+"\n")
-	if err := initReport(dir); err != nil {
+	if err := InitReport(dir); err != nil {
 		t.Fatal(err)
 	}
 	table, err := os.ReadFile(filepath.Join(dir, "toy-init.md"))
@@ -74,9 +74,9 @@ func TestInitReportNamesBadFiles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeFile(t, dir, tc.rel, tc.content)
-			err := initReport(dir)
+			err := InitReport(dir)
 			if err == nil || !strings.Contains(err.Error(), tc.mention) {
-				t.Fatalf("initReport: error %v, want one mentioning %q", err, tc.mention)
+				t.Fatalf("InitReport: error %v, want one mentioning %q", err, tc.mention)
 			}
 		})
 	}
