@@ -1,4 +1,4 @@
-package main
+package evalcompare
 
 import (
 	"fmt"
@@ -25,17 +25,21 @@ func checkContains(t *testing.T, md []byte, wants ...string) {
 	}
 }
 
-// compare runs the command on args with resamples bootstrap resamples
+// compareIn runs Compare on args with resamples bootstrap resamples
 // into a new folder and returns the folder and its comparison.md.
-func compare(t *testing.T, args []string, resamples int) (out string, md []byte) {
+func compareIn(t *testing.T, args []string, resamples int) (out string, md []byte) {
 	t.Helper()
 	out = t.TempDir()
-	if err := run(args, out, "", resamples); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
+	returned, err := Compare(Options{Reports: args, Out: out, Bootstrap: resamples})
 	if err != nil {
 		t.Fatal(err)
+	}
+	md, err = os.ReadFile(filepath.Join(out, "comparison.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(md) != returned {
+		t.Errorf("Compare returned\n%s\nbut wrote\n%s", returned, md)
 	}
 	return out, md
 }
@@ -71,7 +75,7 @@ func TestAnomalyComparison(t *testing.T) {
 		writeReport(t, anomalyReport("ed", 1, 25, 0.2, 0.3, 0.4)),
 		"CD-long=" + writeReport(t, anomalyReport("cd", 1, 25, 0.9)),
 	}
-	out, md := compare(t, args, 0)
+	out, md := compareIn(t, args, 0)
 	// Classes sorted; columns by first appearance; the snapshot range in
 	// brackets; chance = positives / images; ed's mean (0.6 + 0.3) / 2;
 	// cd and CD-long each have one class of two.
@@ -112,7 +116,7 @@ func TestReportLinksAreRelative(t *testing.T) {
 		t.Fatal(err)
 	}
 	elsewhere := writeReport(t, r)
-	if err := run([]string{run1, filepath.Join(elsewhere, evalfile.ReportFile)}, out, "", 0); err != nil {
+	if _, err := Compare(Options{Reports: []string{run1, filepath.Join(elsewhere, evalfile.ReportFile)}, Out: out}); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
@@ -134,7 +138,7 @@ func TestReportLinksAreRelative(t *testing.T) {
 func TestMetricsOnlyComparison(t *testing.T) {
 	r := evalfile.Report{Data: "fashion-mnist", Method: "sm", Step: 12, ReconstructionImages: 500, ReconstructionMSE: 0.10743,
 		Chains: 8, ChainSteps: 500, RHat: 1.284, SplitRHat: 1.339, AnomalyHeldOut: -1, Classifier: "clf", FIDSamples: 5000, ClassifierFID: 105.96}
-	out, md := compare(t, []string{writeReport(t, r)}, 0)
+	out, md := compareIn(t, []string{writeReport(t, r)}, 0)
 	if want := "| sm |"; !strings.Contains(string(md), want) || !strings.Contains(string(md), "| fashion-mnist | 12 | 0.1074 (500) | 105.96 (5000) | 1.28 / 1.34 (8 × 500) |") {
 		t.Errorf("comparison.md:\n%s\nwant the sm row with its data, step, MSE, classifier-FID and R̂", md)
 	}
@@ -151,7 +155,7 @@ func TestMetricsOnlyComparison(t *testing.T) {
 	// with "—" for the Langevin run.
 	mala := r
 	mala.Method, mala.GenerationSampler, mala.GenerationAcceptance = "ed", "mala", 0.9904
-	_, md = compare(t, []string{writeReport(t, r), writeReport(t, mala)}, 0)
+	_, md = compareIn(t, []string{writeReport(t, r), writeReport(t, mala)}, 0)
 	for _, want := range []string{"generation (proposals accepted)", "| mala (0.990) |", "(8 × 500) | — |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("comparison.md lacks %q:\n%s", want, md)
@@ -184,7 +188,7 @@ func TestBadInput(t *testing.T) {
 		{"no method, no label", []string{writeReport(t, old)}, 0, []string{"names no method", "LABEL="}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := run(c.args, t.TempDir(), "", c.resamples)
+			_, err := Compare(Options{Reports: c.args, Out: t.TempDir(), Bootstrap: c.resamples})
 			for _, m := range c.mention {
 				if err == nil || !strings.Contains(err.Error(), m) {
 					t.Errorf("error %v, want one mentioning %q", err, m)
@@ -232,7 +236,7 @@ func TestBootstrapIntervals(t *testing.T) {
 		}
 	}
 	args := []string{scoredReport(t, "ed", labels, perfect), scoredReport(t, "cd", labels, noisy), scoredReport(t, "sm", labels, noisy)}
-	_, md := compare(t, args, 500)
+	_, md := compareIn(t, args, 500)
 	cdAUPRC, _ := eval.AUPRC(noisy, labels)
 	checkContains(t, md,
 		// A perfect ranking stays perfect in every resample.
@@ -256,7 +260,7 @@ func TestBootstrapIntervals(t *testing.T) {
 	if err := evalfile.WriteAnomalyScores(filepath.Join(bad, evalfile.AnomalyScoresFile), labels, [][]float64{perfect, perfect}); err != nil {
 		t.Fatal(err)
 	}
-	if err := run([]string{bad}, t.TempDir(), "", 10); err == nil || !strings.Contains(err.Error(), "2 score columns") {
+	if _, err := Compare(Options{Reports: []string{bad}, Out: t.TempDir(), Bootstrap: 10}); err == nil || !strings.Contains(err.Error(), "2 score columns") {
 		t.Errorf("mismatched scores file: error %v, want one naming the 2 score columns", err)
 	}
 }
@@ -281,7 +285,7 @@ func TestSeedsAndEpochCurves(t *testing.T) {
 		writeReport(t, epochReport("cd", "cd-s1", 0.05, 35, []float64{0.1, 0.06}, []float64{60, 0})), // epoch 2's FID not measured
 		writeReport(t, epochReport("ed", "ed-s2", 0.06, 18, nil, nil)),
 	}
-	out, md := compare(t, args, 0)
+	out, md := compareIn(t, args, 0)
 	rel, err := filepath.Rel(out, args[0])
 	if err != nil {
 		t.Fatal(err)
