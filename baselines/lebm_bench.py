@@ -792,6 +792,8 @@ def main(argv=None):
                     help="batch of the generation timing (0: --batch)")
     ap.add_argument("--no-sampling", action="store_true",
                     help="skip the generation and test-posterior table")
+    ap.add_argument("--no-training", action="store_true",
+                    help="skip the training-step table: time the samplers alone")
     ap.add_argument("--count-only", action="store_true",
                     help="count the FLOPs of one call of each measurement, time nothing "
                          "(the table of cmd/bench-lebm -flops-only, counted instead of modelled)")
@@ -827,6 +829,8 @@ def main(argv=None):
 
     shapes = [s for s in args.shapes.split(",") if s]
     methods = [m for m in args.methods.split(",") if m]
+    if args.no_training and args.no_sampling:
+        ap.error("--no-training with --no-sampling: nothing to time")
     if args.print_params:
         print_params(shapes)
         return 0
@@ -880,6 +884,8 @@ def main(argv=None):
     table = ("| shape | method | s / training iteration (batch -batch) | GFLOP / iteration | TFLOP/s "
              "| s / prior update alone (batch -prior-batch) | prior update ÷ CD's | device |\n"
              "|---|---|---|---|---|---|---|---|\n")
+    if args.no_training:
+        table, methods = "", []
     print(header + table, end="", flush=True)
     lines = []
     sampling = []
@@ -931,9 +937,10 @@ def main(argv=None):
             del model
     text = header + table + "".join(lines)
     if sampling:
-        stable = (f"\n| shape | s / generation (500 prior Langevin steps of 0.2 + G, batch "
-                  f"{gen_batch}) | GFLOP | TFLOP/s | s / test posterior (100 Langevin steps of 0.1, "
-                  f"batch {batch}) | GFLOP | TFLOP/s | device |\n|---|---|---|---|---|---|---|---|\n")
+        stable = ("" if args.no_training else "\n") + (
+            f"| shape | s / generation (500 prior Langevin steps of 0.2 + G, batch "
+            f"{gen_batch}) | GFLOP | TFLOP/s | s / test posterior (100 Langevin steps of 0.1, "
+            f"batch {batch}) | GFLOP | TFLOP/s | device |\n|---|---|---|---|---|---|---|---|\n")
         stable += "".join(f"| {s} | {g:.4f} | {rate_cells(fg, g)} | {p:.4f} | {rate_cells(fp, p)} "
                           f"| {dev} |\n" for s, g, fg, p, fp in sampling)
         text += stable

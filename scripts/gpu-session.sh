@@ -37,7 +37,11 @@
 #  10. phase: bench-lebm on SHAPES with every transposed convolution in the
 #      phase form (-convt-impl phase, go-phase-SHAPE.md; on CUDA "auto" keeps
 #      cuDNN's native form, which the go step times), not in the default
-#      order: the CPU's form against cuDNN's.
+#      order: the CPU's form against cuDNN's;
+#  11. samplers: the 500-step generation and the 100-step test posterior
+#      alone on SHAPES, Go (bench-lebm -training=false: blocks of 25 steps,
+#      seconds to compile; go-samplers-SHAPE.md) and PyTorch with TF32
+#      (--no-training, pt-samplers.md), not in the default order.
 # STEPS picks and orders them (default "check pytorch go bf16 fp32 dump nhwc
 # ptbest ptprofile nsys"); METHODS (default ed,cd,sm) narrows both sides.
 # Every step's output also goes to OUT_DIR/run.log as it comes; the files
@@ -141,6 +145,10 @@ run() {
       ;;
     nhwc) XLA_FLAGS="$XLA_FLAGS --xla_gpu_force_conv_nhwc" go_shapes go-nhwc "${PEAK_TFLOPS:-495}" ;;
     phase) go_shapes go-phase "${PEAK_TFLOPS:-495}" -convt-impl phase ;;
+    samplers)
+      go_shapes go-samplers "${PEAK_TFLOPS:-495}" -training=false -sampling=true
+      step pt-samplers "${pt_bench[@]}" --tf32 --no-training --out "$res/pt-samplers.md"
+      ;;
     ptbest)
       for variant in ${PT_VARIANTS:-eager channels-last autocast-bf16+channels-last compile channels-last+compile}; do
         # shellcheck disable=SC2046,SC2086 # one flag per +-separated word
@@ -159,7 +167,7 @@ run() {
       step nsys "$nsys" profile -o "$work/go-prof" --stats=false "${go_bench[@]}" -shapes "$dump_shape" -methods ed -prior-iters 0 -iters 3
       "$nsys" stats -r cuda_gpu_kern_sum "$work/go-prof.nsys-rep" >"$res/nsys-stats.txt" 2>&1
       ;;
-    *) echo "### unknown step $what (valid: check pytorch go bf16 fp32 dump nhwc ptbest ptprofile nsys phase)" ;;
+    *) echo "### unknown step $what (valid: check pytorch go bf16 fp32 dump nhwc ptbest ptprofile nsys phase samplers)" ;;
     esac
   done
   tar -C "$res" -cf "$out/results.tar" .

@@ -14,6 +14,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -56,6 +57,7 @@ func run(args []string, w io.Writer) error {
 	configure := lebm.DeclareFlags(fs, help) // -compute-dtype, -convt-impl, -set, …
 	genBatch := fs.Int("gen-batch", 0, "images per generation call in the sampler table (0: -batch)")
 	sampling := fs.Bool("sampling", true, "also time generation and the test-time posterior")
+	training := fs.Bool("training", true, "time the training step and the prior update (false: the samplers alone, which compile in seconds where a training step takes up to a minute on a GPU)")
 	flopsOnly := fs.Bool("flops-only", false, "print the FLOPs of each measurement, from the architectures alone, and time nothing")
 	devices := fs.Int("devices", 1, "split each training batch over this many devices (data-parallel, lebm.Model.TrainStepSharded); on XLA CPU the plugin is asked for backend.CPUDevicesFor(N) devices")
 	peak := fs.Float64("peak-tflops", 0, "the device's peak TFLOP/s at the precision used (H100 SXM: 67 float32, 495 TF32, 989 bfloat16, dense): adds a % of peak column; 0: none")
@@ -64,6 +66,9 @@ func run(args []string, w io.Writer) error {
 	}
 	if err := checkCounts(*devices, *batch, *iters, *priorIters, *priorBatch, *genBatch); err != nil {
 		return err
+	}
+	if !*training && !*sampling && !*flopsOnly {
+		return errors.New("flags -training=false, -sampling=false: nothing to time")
 	}
 	settings := benchSettings(configure)
 	*genBatch, *priorBatch = cmp.Or(*genBatch, *batch), cmp.Or(*priorBatch, *batch)
@@ -89,12 +94,17 @@ func run(args []string, w io.Writer) error {
 	}
 	defer b.Finalize()
 	emit("Command: `bench-lebm %s` — backend %s (%s), %s.\n\n", strings.Join(args, " "), b.Name(), choice.Reason, time.Now().UTC().Format("2006-01-02"))
-	emit("| shape | method | s / training iteration (batch %d) | s first iteration (compiles) | GFLOP / iteration | %s | s / prior update alone (batch %d) | prior update ÷ CD's |\n|---|---|---|---|---|%s---|---|\n",
-		*batch, rate.header, *priorBatch, rate.rule)
+	measured := cdFirst(strings.Split(*methods, ","))
+	if *training {
+		emit("| shape | method | s / training iteration (batch %d) | s first iteration (compiles) | GFLOP / iteration | %s | s / prior update alone (batch %d) | prior update ÷ CD's |\n|---|---|---|---|---|%s---|---|\n",
+			*batch, rate.header, *priorBatch, rate.rule)
+	} else {
+		measured = nil
+	}
 	var samplers strings.Builder
 	for _, shape := range strings.Split(*shapes, ",") {
 		priorCD := 0.0
-		for _, method := range cdFirst(strings.Split(*methods, ",")) {
+		for _, method := range measured {
 			full, first, prior, flops, err := measure(b, shape, method, settings, *batch, *priorBatch, *iters, *priorIters, *devices)
 			if err != nil {
 				return fmt.Errorf("%s/%s: %w", shape, method, err)
@@ -118,7 +128,10 @@ func run(args []string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		emit("\n%s%s", samplerHeader(cfg, *batch, *genBatch, rate), samplers.String())
+		if *training {
+			emit("\n")
+		}
+		emit("%s%s", samplerHeader(cfg, *batch, *genBatch, rate), samplers.String())
 	}
 	return writeTable(*out, table.String())
 }

@@ -119,6 +119,20 @@ func TestBenchTables(t *testing.T) {
 	}
 }
 
+// With -training=false the samplers alone are timed: no training table,
+// one sampler row per shape.
+func TestSamplersAlone(t *testing.T) {
+	var printed bytes.Buffer
+	args := []string{"-backend", "go", "-shapes", "mnist", "-batch", "2", "-iters", "1", "-training=false"}
+	if err := run(args, &printed); err != nil {
+		t.Fatal(err)
+	}
+	rows := tableRows(printed.String(), "mnist")
+	if len(rows) != 1 || len(rows[0]) != 7 || strings.Contains(printed.String(), "training iteration") {
+		t.Errorf("-training=false printed\n%s\nwant the sampler table alone, one mnist row of 7 cells", printed.String())
+	}
+}
+
 // TestFlopsOnly checks the -flops-only table against the FLOP model.
 func TestFlopsOnly(t *testing.T) {
 	var printed bytes.Buffer
@@ -186,6 +200,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-backend", "go", "-devices", "2", "-batch", "16"}, "flag -devices 2: the backend has 1 device(s)"},
 		{[]string{"-flops-only", "-shapes", "imagenet"}, "imagenet"},
 		{[]string{"-no-such-flag"}, "no-such-flag"},
+		{[]string{"-training=false", "-sampling=false"}, "nothing to time"},
 		{[]string{"-flops-only", "-method", "cd"}, "measures each of -methods"},
 		{[]string{"-flops-only", "-set", "lebm_method=sm"}, "measures each of -methods"},
 		{[]string{"-flops-only", "-convt-impl", "fft"}, `ConvTImpl = "fft"`},
