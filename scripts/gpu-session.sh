@@ -15,7 +15,7 @@
 #   2. eager PyTorch at batch 128 on SHAPES (default cifar10,celeba64),
 #      TF32 off and on (pt.md, pt-tf32.md);
 #   3. bench-lebm on the CUDA plugin, one file per shape (go-SHAPE.md),
-#      -sampling=false (its 500-step chains compile for minutes);
+#      -sampling=false (the samplers have a step of their own, 11);
 #   4. bench-lebm on SHAPES with bfloat16 generator layers (go-bf16-SHAPE.md)
 #      and on FP32_SHAPES (default svhn) with NVIDIA_TF32_OVERRIDE=0
 #      (go-fp32-SHAPE.md);
