@@ -27,9 +27,9 @@ func DefaultDivergenceOptions() DivergenceOptions {
 	return DivergenceOptions{ToySet: ToySet{Data: "25gaussians", Points: 20000, Epochs: 7}, W: []float64{0, 1}, M: []int{1, 4, 32}}
 }
 
-// DivergenceSteps are the steps whose batch loss [Study.Divergence]
+// divergenceSteps are the steps whose batch loss [Study.Divergence]
 // tabulates.
-var DivergenceSteps = []int{1, 10, 100, 1000, 10000}
+var divergenceSteps = []int{1, 10, 100, 1000, 10000}
 
 // Divergence tests the paper's "w = 0 and small M diverge within 100
 // optimisation steps": ED (t 1) trained for a few epochs on the toy set
@@ -37,7 +37,7 @@ var DivergenceSteps = []int{1, 10, 100, 1000, 10000}
 // With w > 0 the loss is bounded below by log(w/M); with w = 0 nothing
 // bounds it, and divergence shows as the loss running off towards −∞ long
 // before it stops being a finite float32. Writes divergence.csv (per run:
-// the loss at DivergenceSteps, NaN past the run's end, the lowest loss and
+// the loss at divergenceSteps, NaN past the run's end, the lowest loss and
 // the step of the first non-finite loss, 0 if none),
 // divergence_losses.csv and .png (every step's loss; log step axis,
 // symmetric log loss axis) and divergence_density.png (each run's final
@@ -48,7 +48,7 @@ func (s Study) Divergence(o DivergenceOptions) error {
 		return err
 	}
 	header := []string{"w", "M"}
-	for _, step := range DivergenceSteps {
+	for _, step := range divergenceSteps {
 		header = append(header, fmt.Sprintf("loss_step%d", step))
 	}
 	header = append(header, "lowest_loss", "nonfinite_at_step")
@@ -70,7 +70,7 @@ func (s Study) Divergence(o DivergenceOptions) error {
 				energies = energies[2*studyEvalN:] // the picture's grid
 			}
 			row := []float64{w, float64(m)}
-			for _, step := range DivergenceSteps {
+			for _, step := range divergenceSteps {
 				row = append(row, stepLoss(history, step))
 			}
 			lowest := math.Inf(1)
@@ -83,7 +83,7 @@ func (s Study) Divergence(o DivergenceOptions) error {
 			rows = append(rows, append(row, lowest, float64(nonFiniteAt)))
 			series = append(series, curve)
 			bands[wi] = append(bands[wi], scaledDensity(energies, tb.grid.Size))
-			s.logf("w %g, M %d: loss at steps %v: %.4g; lowest %.4g%s", w, m, DivergenceSteps, row[2:], lowest, divergence(nonFiniteAt))
+			s.logf("w %g, M %d: loss at steps %v: %.4g; lowest %.4g%s", w, m, divergenceSteps, row[2:], lowest, divergence(nonFiniteAt))
 		}
 	}
 	return writeDivergence(s.Dir, o.Data, header, rows, curveRows, series, bands, tb.grid.Size)
