@@ -37,8 +37,8 @@ var divergenceSteps = []int{1, 10, 100, 1000, 10000}
 // With w > 0 the loss is bounded below by log(w/M); with w = 0 nothing
 // bounds it, and divergence shows as the loss running off towards −∞ long
 // before it stops being a finite float32. Writes divergence.csv (per run:
-// the loss at divergenceSteps, NaN past the run's end, the lowest loss and
-// the step of the first non-finite loss, 0 if none),
+// the loss at steps 1, 10, 100, 1,000 and 10,000, NaN past the run's end,
+// the lowest loss and the step of the first non-finite loss, 0 if none),
 // divergence_losses.csv and .png (every step's loss; log step axis,
 // symmetric log loss axis) and divergence_density.png (each run's final
 // density, a band per w from the bottom, M increasing to the right).
