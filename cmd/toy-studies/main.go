@@ -69,7 +69,8 @@ func main() {
 	flag.IntVar(&dsm.Points, "dsm-points", dsm.Points, "dsm study: training points")
 	flag.IntVar(&dsm.Epochs, "dsm-epochs", dsm.Epochs, "dsm study: epochs per run (batches of 128; 130 epochs of 20,000 points ≈ 20,000 steps: ED on 25gaussians needs ≈ 10,000 to settle)")
 	flag.StringVar(&grid.Data, "grid-data", grid.Data, "tm and wm studies: toy set with an exact density")
-	gridValues := flag.String("grid-values", "", "tm study: values of t (default 0.0025,0.25,1,4); wm study: values of w (default 0,0.25,1); divergence study: values of w (default 0,1)")
+	gridValues := flag.String("grid-values", "", fmt.Sprintf("tm study: values of t (default %s); wm study: values of w (default %s); divergence study: values of w (default %s)",
+		join(grid.Values), join(toystudies.DefaultGridOptions("wm").Values), join(div.W)))
 	gridMs := intsFlag(flag.CommandLine, "grid-m", grid.M, "tm, wm and divergence studies: values of M (the paper's grids add 128, whose cells take ≈ 17 minutes of a core each: ≈ 1½ hours a grid instead of ≈ ½; scripts/toy-grids.sh runs them)")
 	flag.IntVar(&grid.Points, "grid-points", grid.Points, "tm and wm studies: training points")
 	flag.IntVar(&grid.Epochs, "grid-epochs", grid.Epochs, "tm and wm studies: epochs per cell (batches of 128; 65 of 20,000 points ≈ 10,000 steps)")
