@@ -94,25 +94,15 @@ func run(args []string, w io.Writer) error {
 	}
 	defer b.Finalize()
 	emit("Command: `bench-lebm %s` — backend %s (%s), %s.\n\n", strings.Join(args, " "), b.Name(), choice.Reason, time.Now().UTC().Format("2006-01-02"))
-	measured := cdFirst(strings.Split(*methods, ","))
 	if *training {
-		emit("| shape | method | s / training iteration (batch %d) | s first iteration (compiles) | GFLOP / iteration | %s | s / prior update alone (batch %d) | prior update ÷ CD's |\n|---|---|---|---|---|%s---|---|\n",
-			*batch, rate.header, *priorBatch, rate.rule)
-	} else {
-		measured = nil
+		emit("%s", trainingHeader(*batch, *priorBatch, rate))
 	}
 	var samplers strings.Builder
 	for _, shape := range strings.Split(*shapes, ",") {
-		priorCD := 0.0
-		for _, method := range measured {
-			full, first, prior, flops, err := measure(b, shape, method, settings, *batch, *priorBatch, *iters, *priorIters, *devices)
-			if err != nil {
-				return fmt.Errorf("%s/%s: %w", shape, method, err)
+		if *training {
+			if err := trainingRows(emit, b, shape, cdFirst(strings.Split(*methods, ",")), settings, *batch, *priorBatch, *iters, *priorIters, *devices, rate); err != nil {
+				return err
 			}
-			if method == lebm.MethodCD {
-				priorCD = prior
-			}
-			emit("| %s | %s | %.3f | %.1f | %s | %s | %.5f | %s |\n", shape, method, full, first, gflop(flops), rate.cells(flops, full), prior, priorRatio(prior, priorCD))
 		}
 		if *sampling {
 			line, err := measureSamplers(b, shape, settings, *batch, *genBatch, *iters, rate)
@@ -134,6 +124,30 @@ func run(args []string, w io.Writer) error {
 		emit("%s%s", samplerHeader(cfg, *batch, *genBatch, rate), samplers.String())
 	}
 	return writeTable(*out, table.String())
+}
+
+// trainingHeader is the head of the training table.
+func trainingHeader(batch, priorBatch int, rate rateFormat) string {
+	return fmt.Sprintf("| shape | method | s / training iteration (batch %d) | s first iteration (compiles) | GFLOP / iteration | %s | s / prior update alone (batch %d) | prior update ÷ CD's |\n|---|---|---|---|---|%s---|---|\n",
+		batch, rate.header, priorBatch, rate.rule)
+}
+
+// trainingRows measures and emits the training table's row of each method
+// at shape, CD's first when listed (the others' prior-update ratio needs
+// its time).
+func trainingRows(emit func(string, ...any), b backends.Backend, shape string, methods []string, settings benchSettings, batch, priorBatch, iters, priorIters, devices int, rate rateFormat) error {
+	priorCD := 0.0
+	for _, method := range methods {
+		full, first, prior, flops, err := measure(b, shape, method, settings, batch, priorBatch, iters, priorIters, devices)
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", shape, method, err)
+		}
+		if method == lebm.MethodCD {
+			priorCD = prior
+		}
+		emit("| %s | %s | %.3f | %.1f | %s | %s | %.5f | %s |\n", shape, method, full, first, gflop(flops), rate.cells(flops, full), prior, priorRatio(prior, priorCD))
+	}
+	return nil
 }
 
 // priorRatio is the cell of a prior update's time over CD's, "–" before
