@@ -81,8 +81,10 @@ func TestBenchTables(t *testing.T) {
 			t.Errorf("%s: GFLOP cell %s, the model's %s", method, row[4], gflop(flops))
 		}
 		seconds, tflops, percent := number(t, row[2]), number(t, row[5]), number(t, row[6])
-		// The first iteration compiles the step, then runs it once.
-		if first := number(t, row[3]); first+0.05 < seconds {
+		// The first iteration compiles the step, then runs it once. The cell
+		// keeps one decimal, and on SimpleGo (nothing to compile) the two are
+		// single timings of the same work: allow the rounding and 20 % noise.
+		if first := number(t, row[3]); first+0.05+0.2*seconds < seconds {
 			t.Errorf("%s: first iteration %g s, shorter than a compiled one (%g s)", method, first, seconds)
 		}
 		// The cells are rounded (3 decimals, 3 digits): allow their rounding.
@@ -112,8 +114,9 @@ func TestBenchTables(t *testing.T) {
 		name         string
 		timed, first int
 	}{{"generation", 1, 2}, {"posterior", 5, 6}} {
-		// The first call compiles the chain, then runs it once.
-		if timed, first := number(t, sampler[c.timed]), number(t, sampler[c.first]); first+0.05 < timed {
+		// The first call compiles the chain, then runs it once (rounding and
+		// noise allowed as above).
+		if timed, first := number(t, sampler[c.timed]), number(t, sampler[c.first]); first+0.05+0.2*timed < timed {
 			t.Errorf("%s: first call %g s, shorter than a compiled one (%g s)", c.name, first, timed)
 		}
 	}
