@@ -73,19 +73,15 @@ func run(args []string, w io.Writer) error {
 	settings := benchSettings(configure)
 	*genBatch, *priorBatch = cmp.Or(*genBatch, *batch), cmp.Or(*priorBatch, *batch)
 	rate := newRateFormat(*peak)
-	var table strings.Builder
-	emit := func(format string, a ...any) {
-		text := fmt.Sprintf(format, a...)
-		table.WriteString(text)
-		fmt.Fprint(w, text)
-	}
+	table := &tee{w: w}
+	emit := table.emit
 	if *flopsOnly {
 		text, err := flopsTable(strings.Split(*shapes, ","), strings.Split(*methods, ","), settings, *batch, *priorBatch, *genBatch)
 		if err != nil {
 			return err
 		}
 		emit("Command: `bench-lebm %s` — FLOPs from the architectures (lebm.Config.TrainingFLOPs and friends).\n\n%s", strings.Join(args, " "), text)
-		return writeTable(*out, table.String())
+		return writeTable(*out, table.kept.String())
 	}
 
 	b, choice, err := openBackend(*backendFlag, *devices)
@@ -123,7 +119,19 @@ func run(args []string, w io.Writer) error {
 		}
 		emit("%s%s", samplerHeader(cfg, *batch, *genBatch, rate), samplers.String())
 	}
-	return writeTable(*out, table.String())
+	return writeTable(*out, table.kept.String())
+}
+
+// tee prints the tables to w as they come and keeps them for -out.
+type tee struct {
+	w    io.Writer
+	kept strings.Builder
+}
+
+func (t *tee) emit(format string, a ...any) {
+	text := fmt.Sprintf(format, a...)
+	t.kept.WriteString(text)
+	fmt.Fprint(t.w, text)
 }
 
 // trainingHeader is the head of the training table.
