@@ -72,6 +72,14 @@ def report(name, ms, flops):
     print(f"{name:58s} {ms:7.3f} ms {flops / ms / 1e6:6.1f} GFLOP/s")
 
 
+def compare(name, conv_form, im2col_form, args, flops, reps):
+    """Checks the two forms agree, then times each."""
+    fconv, fdot = jax.jit(conv_form), jax.jit(im2col_form)
+    np.testing.assert_allclose(fconv(*args), fdot(*args), rtol=1e-4, atol=1e-3)
+    report(f"{name}: XLA convolution", best_ms(fconv, args, reps), flops)
+    report(f"{name}: im2col + dot", best_ms(fdot, args, reps), flops)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--batch", type=int, default=64, help="images per XLA device (the main job: 128 over 2)")
@@ -84,22 +92,13 @@ def main():
     # Forward phase of the 7×7×64 → 14×14×32 layer: a 2×2 window, 64 → 32.
     x = jax.random.normal(key, (n, 7, 7, 64))
     w = jax.random.normal(key, (2, 2, 64, 32))
-    fconv = jax.jit(lambda x, w: conv(x, w, 1, [(1, 0), (1, 0)]))
-    fdot = jax.jit(phase_im2col)
-    np.testing.assert_allclose(fconv(x, w), fdot(x, w), rtol=1e-4, atol=1e-3)
-    flops = 2 * n * 49 * 256 * 32
-    report("phase 2x2, 7x7x64 -> 32: XLA convolution", best_ms(fconv, (x, w), a.reps), flops)
-    report("phase 2x2, 7x7x64 -> 32: im2col + dot", best_ms(fdot, (x, w), a.reps), flops)
-
+    compare("phase 2x2, 7x7x64 -> 32", lambda x, w: conv(x, w, 1, [(1, 0), (1, 0)]), phase_im2col,
+            (x, w), 2 * n * 49 * 256 * 32, a.reps)
     # Its input gradient: k 4, stride 2, 14×14×32 → 7×7×64.
     g = jax.random.normal(key, (n, 14, 14, 32))
     k = jax.random.normal(key, (4, 4, 32, 64))
-    gconv = jax.jit(lambda g, k: conv(g, k, 2, [(1, 1), (1, 1)]))
-    gdot = jax.jit(strided_im2col)
-    np.testing.assert_allclose(gconv(g, k), gdot(g, k), rtol=1e-4, atol=1e-3)
-    flops = 2 * n * 49 * 512 * 64
-    report("k4 s2, 14x14x32 -> 7x7x64: XLA convolution", best_ms(gconv, (g, k), a.reps), flops)
-    report("k4 s2, 14x14x32 -> 7x7x64: im2col + dot", best_ms(gdot, (g, k), a.reps), flops)
+    compare("k4 s2, 14x14x32 -> 7x7x64", lambda g, k: conv(g, k, 2, [(1, 1), (1, 1)]), strided_im2col,
+            (g, k), 2 * n * 49 * 512 * 64, a.reps)
 
     # The bare products those im2col forms call.
     for m, kk, nn in [(n * 49, 256, 32), (n * 49, 512, 64), (2048, 2048, 2048)]:

@@ -69,7 +69,7 @@ def summarise(rows):
     rates, final = [], rows[-1][0] if rows else 0
     for (prev, _, _), (done, seconds, share) in zip(rows, rows[1:]):
         # Not compiling; not the end's pictures, drawn before the last step's line.
-        if prev >= 1 and prev < done < final - 1:
+        if 1 <= prev < done < final - 1:
             rates.append(((done - prev) / seconds, share))
     if not rates:
         sys.exit("thread_busy: no interval between the first and last step")
