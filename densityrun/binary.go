@@ -24,6 +24,7 @@ import (
 	"github.com/edlebm/edlebm/discrete"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/sampling"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -219,7 +220,7 @@ func openBinaryModel(b backends.Backend, d binaryData, cfg density.Config, o Bin
 func evaluateBinary(b backends.Backend, model *density.Model, d binaryData, cfg density.Config, o BinaryOptions, folder training.Folder, trainSeconds float64) (binaryResult, error) {
 	fmt.Printf("%s: annealed importance sampling, %d chains × %d temperatures\n", cfg.Method, o.AISChains, o.AISTemperatures)
 	ais, err := discrete.AIS(b, model.Context(), func(ctx *context.Context) losses.EnergyFn { return density.AveragedEnergy(ctx, cfg) },
-		d.means, discrete.AISConfig{Chains: o.AISChains, Temperatures: o.AISTemperatures, Seed: o.Seed})
+		d.means, discrete.AISConfig{AnnealConfig: sampling.AnnealConfig{Chains: o.AISChains, Temperatures: o.AISTemperatures, Seed: o.Seed}})
 	if err != nil {
 		return binaryResult{}, err
 	}
@@ -232,13 +233,13 @@ func evaluateBinary(b backends.Backend, model *density.Model, d binaryData, cfg 
 		logLikelihood: -mean - ais.LogZ,
 		// Both uncertainties at once: the test mean's 95 % and the
 		// bootstrap interval of log Z.
-		low: -mean - 1.96*se - ais.High, high: -mean + 1.96*se - ais.Low}
+		low: -mean - 1.96*se - ais.Interval.Hi, high: -mean + 1.96*se - ais.Interval.Lo}
 	fmt.Printf("%s: test log-likelihood %.2f nats [%.2f, %.2f]\n", cfg.Method, r.logLikelihood, r.low, r.high)
 
 	n := min(64, o.AISChains)
 	pixels := make([]float32, n*len(d.means))
 	for i, v := range ais.Samples[:len(pixels)] {
-		pixels[i] = 2*v - 1
+		pixels[i] = float32(2*v - 1)
 	}
 	return r, plots.WriteImageGrid(folder.Path("samples.png"), pixels, n, 28, 28, 1, 8)
 }

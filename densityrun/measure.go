@@ -49,11 +49,13 @@ type Results struct {
 	TestInterval       eval.Interval `json:"test_loglik_interval"`
 	TrainLogLikelihood float64       `json:"train_loglik"`
 	// LogZ is AIS's estimate on the standardised scale, with its 95 %
-	// bootstrap interval over the chains and the acceptance of its MALA
-	// transitions.
-	LogZ          float64       `json:"log_z"`
-	LogZInterval  eval.Interval `json:"log_z_interval"`
-	AISAcceptance float64       `json:"ais_acceptance"`
+	// bootstrap interval over the chains and the acceptance of its
+	// transitions; AIS holds them with their evidence of convergence (the
+	// check run, the reverse run's upper estimate, warnings).
+	LogZ          float64            `json:"log_z"`
+	LogZInterval  eval.Interval      `json:"log_z_interval"`
+	AISAcceptance float64            `json:"ais_acceptance"`
+	AIS           sampling.AISResult `json:"ais"`
 	// SampleStepSize and SampleAcceptance are those of the MALA chains
 	// that drew the samples, after their tuned warm-up.
 	SampleStepSize   float64 `json:"sample_step_size"`
@@ -66,16 +68,21 @@ type Results struct {
 func measure(b backends.Backend, model *density.Model, cfg density.Config, data *runData, o Options) (Results, []float32, error) {
 	d := data.all.D
 	r := Results{Method: cfg.Method, Step: model.Step()}
+	aisCfg := o.AIS
+	if o.AISBase == AISBaseData {
+		aisCfg.BaseMean, aisCfg.BaseCov = dataGaussian(data.trainPoints, d)
+	}
 	ais, err := sampling.AIS(b, model.Context(), func(ctx *context.Context) losses.EnergyFn {
 		energy := density.AveragedEnergy(ctx, cfg)
 		return func(x *Node) *Node { // the chains are float64, the network float32
 			return ConvertDType(energy(ConvertDType(x, dtypes.Float32)), x.DType())
 		}
-	}, d, o.AIS)
+	}, d, aisCfg)
 	if err != nil {
 		return r, nil, err
 	}
-	r.LogZ, r.LogZInterval, r.AISAcceptance = ais.LogZ, ais.Interval, ais.Acceptance
+	r.LogZ, r.LogZInterval, r.AISAcceptance, r.AIS = ais.LogZ, ais.Interval, ais.Acceptance, ais
+	reportAIS(cfg.Method, ais)
 	logJ := data.record.Standardizer.LogJacobian()
 	// One call for both sets: one graph to compile.
 	logLik, err := model.Energies(slices.Concat(data.testPoints, data.trainPoints), d)
@@ -92,6 +99,47 @@ func measure(b backends.Backend, model *density.Model, cfg density.Config, data 
 	}
 	samples, err := drawSamples(b, model, cfg, d, o, &r)
 	return r, samples, err
+}
+
+// The bases of Options.AISBase.
+const (
+	AISBaseData      = "data"
+	AISBaseIsotropic = "isotropic"
+)
+
+// dataRidge is added to the variances of the training rows' Gaussian, the
+// AIS base: a constant column (variance 0) keeps a base with a density.
+const dataRidge = 1e-2
+
+// dataGaussian is the mean (d) and covariance (d×d, ridge dataRidge) of
+// the standardised points.
+func dataGaussian(points []float32, d int) (mean, cov []float64) {
+	n := len(points) / d
+	mean, cov = make([]float64, d), make([]float64, d*d)
+	for i, v := range points {
+		mean[i%d] += float64(v) / float64(n)
+	}
+	for r := range n {
+		row := points[r*d : (r+1)*d]
+		for i := range d {
+			for j := range d {
+				cov[i*d+j] += (float64(row[i]) - mean[i]) * (float64(row[j]) - mean[j]) / float64(n)
+			}
+		}
+	}
+	for i := range d {
+		cov[i*d+i] += dataRidge
+	}
+	return mean, cov
+}
+
+// reportAIS prints AIS's estimate with its evidence, and its warnings.
+func reportAIS(method string, r sampling.AISResult) {
+	fmt.Printf("%s: AIS log Z %.4f [%.4f, %.4f] at %d temperatures (acceptance %.3f); %.4f at %d; reverse %.4f: bracket %.3f nats; thermodynamic length %.1f\n",
+		method, r.LogZ, r.Interval.Lo, r.Interval.Hi, r.Temperatures, r.Acceptance, r.Check.LogZ, r.Check.Temperatures, r.Upper.LogZ, r.Bracket, r.Length)
+	for _, w := range r.Warnings {
+		fmt.Printf("%s: WARNING: AIS: %s\n", method, w)
+	}
 }
 
 // drawSamples runs o.Samples MALA chains from N(0, I) for o.SampleSteps

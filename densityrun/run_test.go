@@ -46,7 +46,7 @@ func quick(data, out string, steps int) Options {
 	return Options{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"ed"},
 		Model: func(c *density.Config) error { c.MLP.Hidden = []int{16}; return nil },
 		Steps: steps, Batch: 32, CheckpointEvery: 10, Samples: 64, SampleSteps: 20,
-		AIS: sampling.AISConfig{Chains: 128, Temperatures: 300}}
+		AIS: sampling.AISConfig{AnnealConfig: sampling.AnnealConfig{Chains: 128, Temperatures: 300}}}
 }
 
 // TestTrainMeasuresAndResumes trains ED on two columns of the wine data,

@@ -40,11 +40,12 @@ type ToyLogLikelihood struct {
 	// Exact is the data's own mean log-density at the same points, for
 	// sets that have one (NaN otherwise, and then absent from the JSON).
 	Exact float64 `json:"-"`
-	// LogZ, its interval over the chains and the acceptance of AIS's MALA
-	// transitions.
-	LogZ          float64       `json:"log_z"`
-	LogZInterval  eval.Interval `json:"log_z_interval"`
-	AISAcceptance float64       `json:"ais_acceptance"`
+	// LogZ, its interval over the chains and the acceptance of AIS's
+	// transitions; AIS holds them with their evidence of convergence.
+	LogZ          float64            `json:"log_z"`
+	LogZInterval  eval.Interval      `json:"log_z_interval"`
+	AISAcceptance float64            `json:"ais_acceptance"`
+	AIS           sampling.AISResult `json:"ais"`
 }
 
 // outsidePenalty is the energy added outside the square: exp(−E) of a
@@ -73,7 +74,8 @@ func toyLogLikelihood(b backends.Backend, model *density.Model, cfg density.Conf
 	if err != nil {
 		return r, fmt.Errorf("AIS: %w", err)
 	}
-	r.LogZ, r.LogZInterval, r.AISAcceptance = ais.LogZ, ais.Interval, ais.Acceptance
+	r.LogZ, r.LogZInterval, r.AISAcceptance, r.AIS = ais.LogZ, ais.Interval, ais.Acceptance, ais
+	reportAIS(cfg.Method, ais)
 	points := set.Sample(rand.New(rand.NewPCG(uint64(o.Seed), 0x7e57)), o.TestN)
 	energies, err := model.Energies(points, 2)
 	if err != nil {

@@ -41,7 +41,7 @@ func TestToyLogLikelihoodOnTheSquare(t *testing.T) {
 	}
 	const extent, size = 4.5, 200
 	o := ToyOptions{Extent: extent, Seed: 1, TestN: 400,
-		AIS: sampling.AISConfig{Chains: 128, Temperatures: 200, BaseStd: extent / 2, StepSize: 0.1, Seed: 1}}
+		AIS: sampling.AISConfig{AnnealConfig: sampling.AnnealConfig{Chains: 128, Temperatures: 200, Seed: 1}, BaseStd: extent / 2}}
 	r, err := toyLogLikelihood(b, model, cfg, set, o)
 	if err != nil {
 		t.Fatal(err)

@@ -4,120 +4,234 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"gonum.org/v1/gonum/mat"
 
-	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/losses"
 )
 
+// The transition kernels of AISConfig.Kernel.
+const (
+	KernelMALA = "mala"
+	KernelHMC  = "hmc"
+)
+
+// The preconditioners of AISConfig.Metric.
+const (
+	// MetricFull preconditions with the chains' covariance at each
+	// temperature, so that correlated and differently scaled coordinates
+	// move alike.
+	MetricFull = "full"
+	// MetricDiagonal preconditions with their variances only.
+	MetricDiagonal = "diagonal"
+	// MetricIdentity does not precondition.
+	MetricIdentity = "identity"
+)
+
+// fullMetricMaxDim is the largest dimension whose default metric is full
+// (its d² parameters travel with each temperature).
+const fullMetricMaxDim = 128
+
 // AISConfig is the setting of annealed importance sampling on ℝ^d.
 type AISConfig struct {
-	// Chains is the number of independent annealing runs (importance
-	// weights); at least 2, for the bootstrap interval.
-	Chains int
-	// Temperatures is the number of intermediate distributions, equally
-	// spaced in β from the base (β = 0) to the model (β = 1).
-	Temperatures int
-	// BaseStd is σ₀ of the base N(0, σ₀²I); a base wider than the model
-	// keeps the weights' variance down.
+	AnnealConfig
+	// BaseStd is σ₀ of the base N(0, σ₀²I), when BaseCov is nil; a base
+	// wider than the model keeps the weights' variance down.
 	BaseStd float64
-	// StepSize is the step of the one MALA transition at each temperature.
+	// BaseMean and BaseCov (d and d×d values, row by row; positive
+	// definite), when BaseCov is set, make the base N(BaseMean, BaseCov):
+	// a Gaussian fitted to the data starts the chains near the model.
+	// BaseMean nil is the origin.
+	BaseMean, BaseCov []float64
+	// Kernel is KernelMALA (the default, "") or KernelHMC.
+	Kernel string
+	// Transitions is the number of transitions at each temperature
+	// (default DefaultAISTransitions).
+	Transitions int
+	// LeapfrogSteps is the length of an HMC transition (default 10).
+	LeapfrogSteps int
+	// Metric is the preconditioner the pilot estimates at each
+	// temperature: MetricFull (the default up to 128 dimensions),
+	// MetricDiagonal (the default above) or MetricIdentity.
+	Metric string
+	// TargetAcceptance is the acceptance the pilot tunes each
+	// temperature's step toward (default 0.574 for MALA, 0.651 for HMC:
+	// Roberts & Rosenthal 1998, Beskos et al. 2013).
+	TargetAcceptance float64
+	// StepSize, when > 0, is every temperature's step, untuned, in the
+	// metric's units (with MetricIdentity, x's).
 	StepSize float64
-	// Seed fixes the base samples and the transitions' draws.
-	Seed int64
+}
+
+// withDefaults fills in the zero fields for dimension dim and checks the
+// settings.
+func (c AISConfig) withDefaults(dim int) (AISConfig, error) {
+	var err error
+	if c.AnnealConfig, err = c.AnnealConfig.withDefaults(); err != nil {
+		return c, err
+	}
+	if c.Kernel == "" {
+		c.Kernel = KernelMALA
+	}
+	if c.Transitions == 0 {
+		c.Transitions = DefaultAISTransitions
+	}
+	if c.LeapfrogSteps == 0 {
+		c.LeapfrogSteps = 10
+	}
+	if c.Metric == "" {
+		c.Metric = MetricFull
+		if dim > fullMetricMaxDim {
+			c.Metric = MetricDiagonal
+		}
+	}
+	if c.TargetAcceptance == 0 {
+		c.TargetAcceptance = 0.574
+		if c.Kernel == KernelHMC {
+			c.TargetAcceptance = 0.651
+		}
+	}
+	return c, c.validate(dim)
 }
 
 // Validate reports the first invalid setting, naming it and its value.
 func (c AISConfig) Validate() error {
-	switch {
-	case c.Chains < 2:
-		return fmt.Errorf("AIS chains = %d: must be ≥ 2 (the interval resamples them)", c.Chains)
-	case c.Temperatures < 1:
-		return fmt.Errorf("AIS temperatures = %d: must be ≥ 1", c.Temperatures)
-	case !(c.BaseStd > 0) || math.IsInf(c.BaseStd, 1):
-		return fmt.Errorf("AIS base standard deviation = %v: must be a finite number > 0", c.BaseStd)
+	if err := c.AnnealConfig.Validate(); err != nil {
+		return err
 	}
-	return MALAConfig{StepSize: c.StepSize}.Validate()
+	return c.validate(len(c.BaseMean))
 }
 
-// AISResult is an estimate of log Z.
-type AISResult struct {
-	// LogZ is the log of the mean importance weight, whose mean is Z (so
-	// log Z is underestimated on average, by Jensen).
-	LogZ float64
-	// Interval is the 95 % bootstrap interval of LogZ over the chains.
-	Interval eval.Interval
-	// LogWeights holds each chain's log importance weight.
-	LogWeights []float64
-	// Acceptance is the fraction of accepted MALA proposals.
-	Acceptance float64
-	// Samples holds the chains' final states (Chains × d values), samples
-	// of the model each with its importance weight.
-	Samples []float64
+func (c AISConfig) validate(dim int) error {
+	switch {
+	case c.BaseCov == nil && (!(c.BaseStd > 0) || math.IsInf(c.BaseStd, 1)):
+		return fmt.Errorf("AIS base standard deviation = %v: must be a finite number > 0", c.BaseStd)
+	case c.BaseCov != nil && len(c.BaseCov) != dim*dim:
+		return fmt.Errorf("AIS base covariance: %d values, want %d×%d", len(c.BaseCov), dim, dim)
+	case c.BaseMean != nil && len(c.BaseMean) != dim:
+		return fmt.Errorf("AIS base mean: %d values, want %d", len(c.BaseMean), dim)
+	case c.Kernel != "" && c.Kernel != KernelMALA && c.Kernel != KernelHMC:
+		return fmt.Errorf("AIS kernel %q: want %q or %q", c.Kernel, KernelMALA, KernelHMC)
+	case c.Transitions < 0:
+		return fmt.Errorf("AIS transitions = %d: must be ≥ 1", c.Transitions)
+	case c.LeapfrogSteps < 0:
+		return fmt.Errorf("AIS leapfrog steps = %d: must be ≥ 1", c.LeapfrogSteps)
+	case c.Metric != "" && c.Metric != MetricFull && c.Metric != MetricDiagonal && c.Metric != MetricIdentity:
+		return fmt.Errorf("AIS metric %q: want %q, %q or %q", c.Metric, MetricFull, MetricDiagonal, MetricIdentity)
+	case c.TargetAcceptance != 0 && !(c.TargetAcceptance > 0 && c.TargetAcceptance < 1):
+		return fmt.Errorf("AIS target acceptance = %v: must be in (0, 1)", c.TargetAcceptance)
+	case !(c.StepSize >= 0) || math.IsInf(c.StepSize, 1):
+		return fmt.Errorf("AIS step size = %v: must be a finite number ≥ 0 (0: tuned)", c.StepSize)
+	}
+	return nil
 }
 
 // AIS estimates log Z = log ∫ exp(−E(x)) dx over ℝ^dim by annealed
-// importance sampling (Neal 2001): chains start from the base p₀ =
-// N(0, σ₀²I) and pass through p_β ∝ p₀^(1−β)·exp(−βE) at cfg.Temperatures
-// equally spaced β, each step adding (β_k − β_{k−1})·(−E(x) − log p₀(x))
-// to the chain's log weight and then moving x by one MALA step that keeps
-// p_{β_k} invariant. With Z known, a held-out point's log-likelihood is
-// −E(x) − log Z.
+// importance sampling (Neal 2001; Anneal says how): chains start from the
+// Gaussian base and pass through p_β ∝ p₀^(1−β)·exp(−βE), moved at each
+// temperature by MALA or HMC transitions in the coordinates of a
+// preconditioner, with the step and the preconditioner tuned to each
+// temperature by the pilot run. With Z known, a held-out point's
+// log-likelihood is −E(x) − log Z. The result carries the evidence of
+// convergence: the estimate again at half the temperatures, and
+// the reverse annealing's upper estimate.
 //
-// energyOf builds the energy from the context the graph is built with
-// (ctx: the model's variables); Anneal says how the random stream is used.
+// energyOf builds the energy, of float64 chains, from the context the
+// graph is built with (ctx: the model's variables).
 func AIS(backend backends.Backend, ctx *context.Context, energyOf func(*context.Context) losses.EnergyFn, dim int, cfg AISConfig) (res AISResult, err error) {
-	if err := cfg.Validate(); err != nil {
-		return res, err
-	}
 	if dim < 1 {
 		return res, fmt.Errorf("AIS: dimension %d: must be ≥ 1", dim)
 	}
-	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0xa15c))
-	x := make([]float64, cfg.Chains*dim)
-	for i := range x {
-		x[i] = cfg.BaseStd * rng.NormFloat64()
+	if cfg, err = cfg.withDefaults(dim); err != nil {
+		return res, err
 	}
-	// log p₀(x) = −‖x‖²/(2σ₀²) − (d/2) log(2πσ₀²).
-	logNorm := -0.5 * float64(dim) * math.Log(2*math.Pi*cfg.BaseStd*cfg.BaseStd)
-	state, logW, acceptance, err := Anneal(backend, ctx, tensors.FromFlatDataAndDimensions(x, cfg.Chains, dim), cfg.Temperatures, cfg.Seed,
-		func(ctx *context.Context, x, logW, betas *Node) (*Node, *Node, *Node) {
-			return annealBlock(ctx, energyOf(ctx), x, logW, betas, cfg.BaseStd, logNorm, cfg.StepSize)
-		})
+	base, err := newGaussian(dim, cfg)
 	if err != nil {
-		return res, fmt.Errorf("AIS: %w", err)
+		return res, fmt.Errorf("AIS: base: %w", err)
 	}
-	res.LogWeights, res.Acceptance = logW, acceptance
-	res.Samples = tensors.MustCopyFlatData[float64](state)
-	if res.LogZ, res.Interval, err = LogZ(logW, cfg.Seed); err != nil {
-		return res, fmt.Errorf("AIS: %w", err)
-	}
-	return res, nil
+	path := Path{Dim: dim, SampleBase: base.sample, LogBase: base.logDensity, Energy: energyOf}
+	return Anneal(backend, ctx, path, preconditioned(base, cfg), cfg.AnnealConfig)
 }
 
-// annealBlock runs the temperatures betas[1:] (betas[0] is the previous
-// block's last) on the chains x [C, d] (float64) with log weights logW [C]
-// and returns the new chains, log weights and the block's mean acceptance.
-func annealBlock(ctx *context.Context, energy losses.EnergyFn, x, logW, betas *Node, baseStd, logNorm, step float64) (next, nextLogW, acceptance *Node) {
-	negLogBase := func(x *Node) *Node { // −log p₀(x)
-		return AddScalar(DivScalar(perExampleSumSq(x), 2*baseStd*baseStd), -logNorm)
+// gaussianBase is the base N(mean, L Lᵀ).
+type gaussianBase struct {
+	dim           int
+	mean, l, lInv []float64 // d, d×d, d×d (lower triangular)
+	logNorm       float64   // −½ log det(2π L Lᵀ)
+}
+
+func newGaussian(dim int, cfg AISConfig) (*gaussianBase, error) {
+	g := &gaussianBase{dim: dim, mean: cfg.BaseMean}
+	if g.mean == nil {
+		g.mean = make([]float64, dim)
 	}
-	n := betas.Shape().Dimensions[0] - 1
-	beta := func(k int) *Node { return Reshape(Slice(betas, AxisElem(k))) }
-	acceptance = ScalarZero(x.Graph(), x.DType())
-	for k := 1; k <= n; k++ {
-		logRatio := Add(Neg(energy(x)), negLogBase(x)) // log(exp(−E(x))/p₀(x))
-		logW = Add(logW, ConvertDType(StopGradient(Mul(Sub(beta(k), beta(k-1)), logRatio)), dtypes.Float64))
-		b := beta(k)
-		annealed := func(x *Node) *Node { return Add(Mul(b, energy(x)), Mul(OneMinus(b), negLogBase(x))) }
-		var accepted *Node
-		x, accepted = MALASteps(ctx, annealed, x, Scalar(x.Graph(), x.DType(), step), 1)
-		acceptance = Add(acceptance, ReduceAllMean(accepted))
+	cov := cfg.BaseCov
+	if cov == nil {
+		cov = make([]float64, dim*dim)
+		for i := range dim {
+			cov[i*dim+i] = cfg.BaseStd * cfg.BaseStd
+		}
 	}
-	return x, logW, ConvertDType(DivScalar(acceptance, float64(n)), dtypes.Float64)
+	var err error
+	if g.l, g.lInv, err = cholesky(cov, dim); err != nil {
+		return nil, err
+	}
+	g.logNorm = -0.5 * float64(dim) * math.Log(2*math.Pi)
+	for i := range dim {
+		g.logNorm -= math.Log(g.l[i*dim+i])
+	}
+	return g, nil
+}
+
+// sample draws n points of the base.
+func (g *gaussianBase) sample(rng *rand.Rand, n int) []float64 {
+	d := g.dim
+	x, xi := make([]float64, 0, n*d), make([]float64, d)
+	for range n {
+		for j := range xi {
+			xi[j] = rng.NormFloat64()
+		}
+		for i := range d {
+			v := g.mean[i]
+			for j := 0; j <= i; j++ {
+				v += g.l[i*d+j] * xi[j]
+			}
+			x = append(x, v)
+		}
+	}
+	return x
+}
+
+// logDensity is log N(x; mean, L Lᵀ) [C] for x [C, d].
+func (g *gaussianBase) logDensity(x *Node) *Node {
+	gr, d := x.Graph(), g.dim
+	mean := Const(gr, g.mean)
+	z := Dot(Sub(x, InsertAxes(mean, 0)), Transpose(Reshape(Const(gr, g.lInv), d, d), 0, 1))
+	return AddScalar(MulScalar(perExampleSumSq(z), -0.5), g.logNorm)
+}
+
+// cholesky returns the lower triangular L of cov = L Lᵀ (d×d, row by row)
+// and its inverse.
+func cholesky(cov []float64, d int) (l, lInv []float64, err error) {
+	sym := mat.NewSymDense(d, slices.Clone(cov))
+	var ch mat.Cholesky
+	if !ch.Factorize(sym) {
+		return nil, nil, fmt.Errorf("the covariance is not positive definite")
+	}
+	var lower, inverse mat.TriDense
+	ch.LTo(&lower)
+	if err := inverse.InverseTri(&lower); err != nil {
+		return nil, nil, fmt.Errorf("inverting its Cholesky factor: %w", err)
+	}
+	l, lInv = make([]float64, d*d), make([]float64, d*d)
+	for i := range d {
+		for j := 0; j <= i; j++ {
+			l[i*d+j], lInv[i*d+j] = lower.At(i, j), inverse.At(i, j)
+		}
+	}
+	return l, lInv, nil
 }

@@ -124,8 +124,8 @@ func fixtureFlags(out string) []string {
 // TestResumesARunOfAnEarlierVersion: a run folder that train-binary wrote
 // at commit 98af0f0 (testdata/make-fixture.sh: a tiny Bernoulli-ED model
 // on SimpleGo, stopped at step 3) resumes with today's command to exactly
-// the losses and test log-likelihood of that version's run trained to
-// step 6 without stopping.
+// the losses of that version's run trained to step 6 without stopping,
+// and to the test log-likelihood of today's.
 func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 	testutil.RequireFashionMNIST(t)
 	fixture := filepath.Join("testdata", "run-98af0f0")
@@ -166,8 +166,18 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 		t.Fatalf("%s has no bed row", path)
 		return ""
 	}
-	if got, want := resultRow(filepath.Join(out, "results.md")), resultRow(filepath.Join(fixture, "uninterrupted-results.md")); got != want {
-		t.Errorf("results row %q, uninterrupted at 98af0f0 %q", got, want)
+	// The annealed importance sampler changed after 98af0f0 (its pilot
+	// run, checks and reverse run), so the resumed run's results row is
+	// held against today's uninterrupted run of the same flags.
+	fresh := t.TempDir()
+	if o, err = parseFlags(fixtureFlags(fresh)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := resultRow(filepath.Join(out, "results.md")), resultRow(filepath.Join(fresh, "results.md")); got != want {
+		t.Errorf("results row %q, uninterrupted %q", got, want)
 	}
 }
 

@@ -71,7 +71,7 @@ func parseFlags(args []string) (options, error) {
 		flagcheck.Rule{Flag: "samples", Value: o.samples, OK: o.samples >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "grid", Value: o.grid, OK: o.grid >= 2, Want: "≥ 2"},
 		flagcheck.Rule{Flag: "ais-chains", Value: o.aisChains, OK: o.aisChains == 0 || o.aisChains >= 2, Want: "0 (none) or ≥ 2"},
-		flagcheck.Rule{Flag: "ais-temperatures", Value: o.aisTemperatures, OK: o.aisTemperatures >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "ais-temperatures", Value: o.aisTemperatures, OK: o.aisTemperatures >= 2, Want: "≥ 2"},
 		flagcheck.Rule{Flag: "test-n", Value: o.testN, OK: o.testN >= 2, Want: "≥ 2"},
 	)
 }
@@ -98,8 +98,8 @@ func parseOnly(args []string) (options, *flag.FlagSet, error) {
 	fs.Float64Var(&o.extent, "extent", 4.5, "heat maps and samples cover [-extent, extent]²")
 	fs.IntVar(&o.samples, "samples", 5000, "Langevin samples drawn for the samples picture")
 	fs.IntVar(&o.sampleSteps, "sample-steps", 100, "Langevin steps for the samples picture")
-	fs.IntVar(&o.aisChains, "ais-chains", 256, "annealed importance sampling chains for the held-out log-likelihood on the plotted square (0: none)")
-	fs.IntVar(&o.aisTemperatures, "ais-temperatures", 1000, "annealed importance sampling temperatures")
+	fs.IntVar(&o.aisChains, "ais-chains", sampling.DefaultAISChains, "annealed importance sampling chains for the held-out log-likelihood on the plotted square (0: none)")
+	fs.IntVar(&o.aisTemperatures, "ais-temperatures", sampling.DefaultAISTemperatures, "annealed importance sampling temperatures (a check run takes half as many)")
 	fs.IntVar(&o.testN, "test-n", 5000, "fresh held-out points whose log-likelihood is averaged")
 	// Step size 0.1 in the losses.LangevinConfig sense (noise std 0.1): a
 	// larger ε's noise is wider than the 25 Gaussians' modes and smears them.
@@ -139,7 +139,8 @@ func run(o options) error {
 		Steps: o.steps, Batch: o.batch, Seed: o.seed, EvalEvery: o.evalEvery, EvalN: o.evalN,
 		Grid: o.grid, Extent: o.extent, Samples: o.samples, SampleSteps: o.sampleSteps, SampleEps: o.sampleEps,
 		// The base N(0, (extent/2)²I) puts about 95 % of its mass on the square.
-		AIS:   sampling.AISConfig{Chains: o.aisChains, Temperatures: o.aisTemperatures, BaseStd: o.extent / 2, StepSize: 0.1, Seed: o.seed},
+		AIS: sampling.AISConfig{AnnealConfig: sampling.AnnealConfig{Chains: o.aisChains, Temperatures: o.aisTemperatures, Seed: o.seed},
+			BaseStd: o.extent / 2},
 		TestN: o.testN,
 		Stop:  o.stop,
 	})

@@ -24,6 +24,7 @@ import (
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/internal/flagcheck"
+	"github.com/edlebm/edlebm/sampling"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -60,9 +61,14 @@ func parseFlags(args []string) (densityrun.Options, error) {
 	fs.Float64Var(&o.TestFraction, "test-fraction", 0.2, "fraction of the rows held out, chosen by -seed (recorded in the run's "+densityrun.DataFile+")")
 	fs.Int64Var(&o.Seed, "seed", 1, "random seed: split, initialisation, batches, noise, AIS and sampling")
 	fs.Float64Var(&o.BaseStd, "base-std", 3, "σ of the models' Gaussian base N(0, σ²I) on the standardised scale")
-	fs.IntVar(&o.AIS.Chains, "ais-chains", 256, "AIS: independent chains (importance weights)")
-	fs.IntVar(&o.AIS.Temperatures, "ais-temperatures", 1000, "AIS: intermediate distributions")
-	fs.Float64Var(&o.AIS.StepSize, "ais-step", 0.1, "AIS: step size of the MALA transition at each temperature")
+	fs.IntVar(&o.AIS.Chains, "ais-chains", sampling.DefaultAISChains, "AIS: independent chains (importance weights)")
+	fs.IntVar(&o.AIS.Temperatures, "ais-temperatures", sampling.DefaultAISTemperatures, "AIS: intermediate distributions (a check run takes half as many)")
+	fs.IntVar(&o.AIS.Transitions, "ais-transitions", sampling.DefaultAISTransitions, "AIS: transitions at each temperature")
+	fs.StringVar(&o.AIS.Kernel, "ais-kernel", sampling.KernelMALA, "AIS: transitions, mala or hmc")
+	fs.Float64Var(&o.AIS.StepSize, "ais-step", 0, "AIS: every temperature's step, untuned (0: tuned at each temperature toward the kernel's optimal acceptance)")
+	fs.StringVar(&o.AIS.Metric, "ais-metric", "", "AIS: preconditioner, full, diagonal or identity (default full up to 128 columns, diagonal above)")
+	fs.StringVar(&o.AIS.Spacing, "ais-spacing", sampling.SpacingAdaptive, "AIS: temperatures, adaptive (equal steps of thermodynamic length, from a pilot run) or linear (equal steps of β)")
+	fs.StringVar(&o.AISBase, "ais-base", densityrun.AISBaseData, "AIS: base, data (the training rows' Gaussian) or isotropic (N(0, σ²I), σ = -base-std)")
 	fs.IntVar(&o.Samples, "samples", 1000, "samples written back, in the input's format and scale")
 	fs.IntVar(&o.SampleSteps, "sample-steps", 500, "MALA steps per sample, the first half a warm-up tuning the step size")
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 500, "steps between checkpoints")
