@@ -229,7 +229,9 @@ func TestAISVariants(t *testing.T) {
 		{"diagonal metric", func(c *AISConfig) { c.Metric = MetricDiagonal }},
 		{"no metric", func(c *AISConfig) { c.Metric = MetricIdentity }},
 		{"linear spacing", func(c *AISConfig) { c.Spacing = SpacingLinear }},
-		{"data base", func(c *AISConfig) { c.BaseMean, c.BaseCov = []float64{0.5, -0.5, 0}, []float64{1, 0.3, 0, 0.3, 1, 0, 0, 0, 2} }},
+		{"data base", func(c *AISConfig) {
+			c.BaseMean, c.BaseCov = []float64{0.5, -0.5, 0}, []float64{1, 0.3, 0, 0.3, 1, 0, 0, 0, 2}
+		}},
 		{"no checks", func(c *AISConfig) { c.NoChecks = true }},
 	} {
 		t.Run(v.name, func(t *testing.T) {

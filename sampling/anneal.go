@@ -128,6 +128,7 @@ type Kernel struct {
 
 // Estimate is one annealing's estimate of log Z.
 type Estimate struct {
+	Chains       int `json:"chains"`
 	Temperatures int `json:"temperatures"`
 	// LogZ is the log of the mean importance weight (forward: an
 	// underestimate on average, by Jensen; reverse: an overestimate).
@@ -373,9 +374,9 @@ const minEffectiveShare = 0.1
 // judge sets Converged and Warnings from the check, the bracket and the
 // weights' effective number.
 func (r *AISResult) judge(tolerance float64) {
-	if chains := len(r.LogWeights); r.EffectiveChains < minEffectiveShare*float64(chains) {
+	if r.EffectiveChains < minEffectiveShare*float64(r.Chains) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the estimate rests on %.1f of its %d chains (effective number): a few weights dominate, so the annealing is far from equilibrium (use more temperatures)",
-			r.EffectiveChains, chains))
+			r.EffectiveChains, r.Chains))
 	}
 	if r.Check.Interval.Hi < r.Interval.Lo || r.Interval.Hi < r.Check.Interval.Lo {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("log Z at %d temperatures, %.3f [%.3f, %.3f], and at %d, %.3f [%.3f, %.3f], differ by more than their intervals: the annealing has not converged (use more temperatures)",
@@ -426,7 +427,7 @@ func estimate(temperatures int, logW []float64, acceptance float64, seed int64) 
 	if err != nil {
 		return Estimate{}, err
 	}
-	return Estimate{Temperatures: temperatures, LogZ: logZ, Interval: iv, Acceptance: acceptance,
+	return Estimate{Chains: len(logW), Temperatures: temperatures, LogZ: logZ, Interval: iv, Acceptance: acceptance,
 		EffectiveChains: effectiveSampleSize(normalisedWeights(logW))}, nil
 }
 

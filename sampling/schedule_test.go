@@ -156,7 +156,7 @@ func uniformOnes(n int) []float64 {
 // TestJudge: which disagreements make which warnings.
 func TestJudge(t *testing.T) {
 	est := func(logZ, lo, hi float64) Estimate {
-		return Estimate{Temperatures: 100, LogZ: logZ, Interval: eval.Interval{Lo: lo, Hi: hi}, EffectiveChains: 90}
+		return Estimate{Chains: 100, Temperatures: 100, LogZ: logZ, Interval: eval.Interval{Lo: lo, Hi: hi}, EffectiveChains: 90}
 	}
 	for _, tc := range []struct {
 		name        string
@@ -171,7 +171,7 @@ func TestJudge(t *testing.T) {
 		{"few chains", est(1, 0.9, 1.1), est(1, 0.9, 1.1), 1, 9, []string{"rests on 9.0 of its 100 chains"}},
 		{"all three", est(1, 0.9, 1.1), est(0, -0.1, 0.1), 3, 2, []string{"rests on", "differ by", "nats apart"}},
 	} {
-		r := AISResult{Estimate: tc.main, Check: tc.check, Upper: Estimate{LogZ: tc.upper}, Bracket: tc.upper - tc.main.LogZ, LogWeights: make([]float64, 100)}
+		r := AISResult{Estimate: tc.main, Check: tc.check, Upper: Estimate{LogZ: tc.upper}, Bracket: tc.upper - tc.main.LogZ}
 		r.EffectiveChains = tc.effective
 		r.judge(1)
 		if r.Converged != (len(tc.want) == 0) || len(r.Warnings) != len(tc.want) {
