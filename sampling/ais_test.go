@@ -113,8 +113,8 @@ func TestAISAtItsDefaultsAgainstClosedForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("exact %.3f: forward %.3f [%.3f, %.3f] (acceptance %.3f), check %.3f at %d, reverse %.3f; length %.1f",
-				tc.logZ, res.LogZ, res.Interval.Lo, res.Interval.Hi, res.Acceptance, res.Check.LogZ, res.Check.Temperatures, res.Upper.LogZ, res.Length)
+			t.Logf("exact %.3f: forward %.3f [%.3f, %.3f] (acceptance %.3f, effective chains %.0f), check %.3f at %d, reverse %.3f; length %.1f",
+				tc.logZ, res.LogZ, res.Interval.Lo, res.Interval.Hi, res.Acceptance, res.EffectiveChains, res.Check.LogZ, res.Check.Temperatures, res.Upper.LogZ, res.Length)
 			if math.Abs(res.LogZ-tc.logZ) > aisTolerance || math.Abs(res.Upper.LogZ-tc.logZ) > aisTolerance {
 				t.Errorf("log Z %.3f forward, %.3f reverse; exact %.3f (tolerance %g)", res.LogZ, res.Upper.LogZ, tc.logZ, aisTolerance)
 			}

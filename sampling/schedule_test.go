@@ -168,7 +168,8 @@ func TestJudge(t *testing.T) {
 		{"agreeing", est(1, 0.9, 1.1), est(1.05, 0.95, 1.15), 1.2, 90, nil},
 		{"check apart", est(1, 0.9, 1.1), est(0.5, 0.4, 0.85), 1.2, 90, []string{"differ by more than their intervals"}},
 		{"wide bracket", est(1, 0.9, 1.1), est(1, 0.9, 1.1), 2.5, 90, []string{"nats apart"}},
-		{"few chains", est(1, 0.9, 1.1), est(1, 0.9, 1.1), 1, 9, []string{"rests on 9.0 of its 100 chains"}},
+		{"few chains", est(1, 0.9, 1.1), est(1, 0.9, 1.1), 1, 4, []string{"rests on 4.0 of its 100 chains"}},
+		{"enough chains", est(1, 0.9, 1.1), est(1, 0.9, 1.1), 1, 5, nil},
 		{"all three", est(1, 0.9, 1.1), est(0, -0.1, 0.1), 3, 2, []string{"rests on", "differ by", "nats apart"}},
 	} {
 		r := AISResult{Estimate: tc.main, Check: tc.check, Upper: Estimate{LogZ: tc.upper}, Bracket: tc.upper - tc.main.LogZ}
