@@ -167,6 +167,8 @@ type AISResult struct {
 	// weights) with equilibrated chains, so Length²/Temperatures near 1 or
 	// above says the temperatures are too few.
 	Length float64 `json:"thermodynamic_length"`
+	// PilotTemperatures is the number of temperatures the pilot run took.
+	PilotTemperatures int `json:"pilot_temperatures"`
 	// Converged is false when the check or the bracket disagrees, or when
 	// a few chains carry the weight; Warnings say how.
 	Converged bool     `json:"converged"`
@@ -334,7 +336,7 @@ func (a *annealer) all() (res AISResult, err error) {
 	if err != nil {
 		return res, fmt.Errorf("pilot run: %w", err)
 	}
-	res.Length = sched.length()
+	res.Length, res.PilotTemperatures = sched.length(), len(sched)
 	adaptive := a.cfg.Spacing == SpacingAdaptive
 	forward := func(temperatures int) (Estimate, *tensors.Tensor, []float64, error) {
 		x0 := a.tensor(a.path.SampleBase(a.rng, a.cfg.Chains))
