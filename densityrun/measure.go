@@ -207,15 +207,16 @@ func writeOutputs(dir string, model *density.Model, data *runData, samples []flo
 	return nil
 }
 
-// writeSummary writes every method's held-out log-likelihood as CSV and
-// prints it.
+// writeSummary writes every method's held-out log-likelihood, with AIS's
+// check, upper estimate and verdict, as CSV and prints it.
 func writeSummary(out string, all []Results) error {
 	err := atomicfile.Write(filepath.Join(out, SummaryFile), func(w io.Writer) error {
 		c := csv.NewWriter(w)
-		c.Write([]string{"method", "test_loglik", "lo", "hi", "train_loglik", "log_z", "steps"})
+		c.Write([]string{"method", "test_loglik", "lo", "hi", "train_loglik", "log_z", "steps", "log_z_check", "log_z_upper", "ais_converged"})
 		f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
 		for _, r := range all {
-			c.Write([]string{r.Method, f(r.TestLogLikelihood), f(r.TestInterval.Lo), f(r.TestInterval.Hi), f(r.TrainLogLikelihood), f(r.LogZ), strconv.FormatInt(r.Step, 10)})
+			c.Write([]string{r.Method, f(r.TestLogLikelihood), f(r.TestInterval.Lo), f(r.TestInterval.Hi), f(r.TrainLogLikelihood), f(r.LogZ), strconv.FormatInt(r.Step, 10),
+				f(r.AIS.Check.LogZ), f(r.AIS.Upper.LogZ), strconv.FormatBool(r.AIS.Converged)})
 		}
 		c.Flush()
 		return c.Error()
@@ -225,7 +226,11 @@ func writeSummary(out string, all []Results) error {
 	}
 	fmt.Println("method  held-out log-likelihood per row (95 % interval)")
 	for _, r := range all {
-		fmt.Printf("%-6s  %.4f (%.4f to %.4f)\n", r.Method, r.TestLogLikelihood, r.TestInterval.Lo, r.TestInterval.Hi)
+		unconverged := ""
+		if !r.AIS.Converged {
+			unconverged = "  (AIS not converged: see its warnings)"
+		}
+		fmt.Printf("%-6s  %.4f (%.4f to %.4f)%s\n", r.Method, r.TestLogLikelihood, r.TestInterval.Lo, r.TestInterval.Hi, unconverged)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,9 +117,16 @@ func TestTrainMeasuresAndResumes(t *testing.T) {
 	for _, e := range energies {
 		z += math.Exp(-e) * cell
 	}
-	// AIS of 256 chains: its 95 % interval is about ±0.1 here.
-	if logZ := math.Log(z); math.Abs(r.LogZ-logZ) > 0.1 {
-		t.Errorf("AIS log Z %.4f (interval %+v), quadrature %.4f", r.LogZ, r.LogZInterval, logZ)
+	// AIS of 128 chains: its 95 % interval is about ±0.1 here; the check
+	// run, the reverse run and the verdict are in results.json.
+	logZ := math.Log(z)
+	if math.Abs(r.LogZ-logZ) > 0.1 || math.Abs(r.AIS.Upper.LogZ-logZ) > 0.1 || !r.AIS.Converged {
+		t.Errorf("AIS log Z %.4f (interval %+v), reverse %.4f, converged %v; quadrature %.4f", r.LogZ, r.LogZInterval, r.AIS.Upper.LogZ, r.AIS.Converged, logZ)
+	}
+	var written Results
+	raw, _ = os.ReadFile(filepath.Join(whole, "ed", ResultsFile))
+	if err := json.Unmarshal(raw, &written); err != nil || written.AIS.Check.Temperatures != 150 || written.AIS.Upper.LogZ != r.AIS.Upper.LogZ || !written.AIS.Converged {
+		t.Errorf("%s: AIS evidence %+v (%v), want the check at 150 temperatures and the reverse run's %v", ResultsFile, written.AIS, err, r.AIS.Upper.LogZ)
 	}
 	var test []float32
 	for _, i := range rec.Test {
@@ -228,5 +236,33 @@ func TestOptionsAreCheckedBeforeAnythingIsWritten(t *testing.T) {
 				t.Errorf("%s was created", out)
 			}
 		})
+	}
+}
+
+// TestUnconvergedAISIsFlagged: a starved annealing (from N(0, 30²I), ten
+// equally spaced temperatures, one untuned MALA step of 0.01 each) is
+// marked in the
+// method's results (ais.converged false, its warnings) and in the run's
+// summary, and the run still ends with its numbers.
+func TestUnconvergedAISIsFlagged(t *testing.T) {
+	o := quick(wine2(t), t.TempDir(), 20)
+	o.AIS = sampling.AISConfig{AnnealConfig: sampling.AnnealConfig{Chains: 64, Temperatures: 10, Spacing: sampling.SpacingLinear},
+		BaseStd: 30, StepSize: 0.01, Metric: sampling.MetricIdentity, Transitions: 1}
+	o.AISBase = AISBaseIsotropic
+	results, err := Train(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := results[0]; r.AIS.Converged || len(r.AIS.Warnings) == 0 {
+		t.Errorf("a starved AIS: converged %v, warnings %q", r.AIS.Converged, r.AIS.Warnings)
+	}
+	var written Results
+	raw, _ := os.ReadFile(filepath.Join(o.Out, "ed", ResultsFile))
+	if err := json.Unmarshal(raw, &written); err != nil || written.AIS.Converged || len(written.AIS.Warnings) == 0 {
+		t.Errorf("%s: ais %+v (%v): want it unconverged, with warnings", ResultsFile, written.AIS, err)
+	}
+	rows := testutil.ReadCSV(t, filepath.Join(o.Out, SummaryFile))
+	if got := rows[1][slices.Index(rows[0], "ais_converged")]; got != "false" {
+		t.Errorf("%s: ais_converged %q, want false", SummaryFile, got)
 	}
 }
