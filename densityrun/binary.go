@@ -159,6 +159,7 @@ type binaryResult struct {
 	steps                     int64
 	logLikelihood, low, high  float64
 	logZ, acceptance, seconds float64
+	ais                       sampling.AISResult
 }
 
 // trainBinary trains (or resumes) one method's model to o.Steps, then
@@ -229,7 +230,8 @@ func evaluateBinary(b backends.Backend, model *density.Model, d binaryData, cfg 
 		return binaryResult{}, err
 	}
 	mean, se := meanAndStdErr(energies)
-	r := binaryResult{method: cfg.Method, steps: model.Step(), logZ: ais.LogZ, acceptance: ais.Acceptance, seconds: trainSeconds,
+	reportAIS(cfg.Method, ais)
+	r := binaryResult{method: cfg.Method, steps: model.Step(), logZ: ais.LogZ, acceptance: ais.Acceptance, seconds: trainSeconds, ais: ais,
 		logLikelihood: -mean - ais.LogZ,
 		// Both uncertainties at once: the test mean's 95 % and the
 		// bootstrap interval of log Z.
@@ -294,9 +296,10 @@ func writeBinaryResults(path string, o BinaryOptions, d binaryData, rows []binar
 	return atomicfile.Write(path, func(w io.Writer) error {
 		fmt.Fprintf(w, "Command: `%s`\n\n", o.Command)
 		fmt.Fprintf(w, "%d training images, %d test images (binarised once, seed %d).\n\n", d.train.N, len(d.testBits)/len(d.means), testBinarizationSeed)
-		fmt.Fprintf(w, "| method | steps | test log-likelihood (nats) | 95 %% interval | AIS log Z | AIS acceptance | training seconds (this run) |\n|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(w, "| method | steps | test log-likelihood (nats) | 95 %% interval | AIS log Z | AIS acceptance | log Z at half the temperatures | reverse (upper) | AIS converged | training seconds (this run) |\n|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range rows {
-			fmt.Fprintf(w, "| %s | %d | %.2f | [%.2f, %.2f] | %.2f | %.3f | %.0f |\n", r.method, r.steps, r.logLikelihood, r.low, r.high, r.logZ, r.acceptance, r.seconds)
+			fmt.Fprintf(w, "| %s | %d | %.2f | [%.2f, %.2f] | %.2f | %.3f | %.2f | %.2f | %v | %.0f |\n", r.method, r.steps, r.logLikelihood, r.low, r.high, r.logZ, r.acceptance,
+				r.ais.Check.LogZ, r.ais.Upper.LogZ, r.ais.Converged, r.seconds)
 		}
 		return nil
 	})

@@ -68,7 +68,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.trainSize, "train-size", 0, "use only the first N training images (0: all)")
 	fs.IntVar(&o.testSize, "test-size", 2000, "test images whose log-likelihood is estimated (0: all)")
 	fs.IntVar(&o.aisChains, "ais-chains", 100, "annealed importance sampling chains")
-	fs.IntVar(&o.aisTemperatures, "ais-temperatures", 20000, "annealed importance sampling temperatures")
+	fs.IntVar(&o.aisTemperatures, "ais-temperatures", 20000, "annealed importance sampling temperatures (a check run takes half as many)")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed (initialisation, batches, binarisation and noise)")
 	defaults := density.DefaultConfig("bed")
 	commandDefaults(&defaults)
@@ -95,7 +95,7 @@ func parseFlags(args []string) (options, error) {
 		flagcheck.Rule{Flag: "train-size", Value: o.trainSize, OK: o.trainSize >= 0, Want: "≥ 0"},
 		flagcheck.Rule{Flag: "test-size", Value: o.testSize, OK: o.testSize >= 0, Want: "≥ 0"},
 		flagcheck.Rule{Flag: "ais-chains", Value: o.aisChains, OK: o.aisChains >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "ais-temperatures", Value: o.aisTemperatures, OK: o.aisTemperatures >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "ais-temperatures", Value: o.aisTemperatures, OK: o.aisTemperatures >= 2, Want: "≥ 2 (a check run takes half as many)"},
 		flagcheck.Rule{Flag: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
 	)
 }
