@@ -5,8 +5,8 @@
 // With no flags it trains on Fashion-MNIST from Debian's dataset-fashion-mnist
 // package with the paper's settings, on XLA/CUDA when a plugin is
 // installed, else on XLA CPU when its plugin is, else on SimpleGo; on the
-// CPU backends the run is shortened to about an hour (-paper for the
-// paper's 200 epochs). Every
+// CPU backends the run is shortened to end within the hour on two cores
+// (-paper for the paper's 200 epochs). Every
 // epoch it writes a sample grid and a reconstruction grid (PNG), appends
 // per-step metrics to metrics.jsonl, redraws the loss curves, and
 // checkpoints; a stopped run resumes from its last checkpoint

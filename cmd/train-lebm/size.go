@@ -17,8 +17,10 @@ type runSize struct {
 var paperSize = runSize{trainSize: 0, epochs: 200, batch: 128}
 
 // The default runs on CPU backends, sized from bench-lebm's step times to
-// end within about an hour on two cores while still showing every output
-// (docs/first-hour.md has the runs).
+// end within the hour on two cores while still showing every output
+// (docs/first-hour.md has the runs; XLA CPU's takes about 22 minutes
+// there, docs/xla.md). The run does not promise a time: the progress bar
+// shows the time left from the steps measured.
 var (
 	xlaCPUSize   = runSize{trainSize: 0, epochs: 12, batch: 128}
 	simpleGoSize = runSize{trainSize: 6400, epochs: 6, batch: 64}
@@ -46,6 +48,6 @@ func (o *options) sizeFor(choice backend.Choice) string {
 	if size.trainSize > 0 {
 		images = fmt.Sprintf("the first %d training images", size.trainSize)
 	}
-	return fmt.Sprintf("run sized for %s (about an hour on two cores): %s, %d epochs of batch %d; -paper, or -epochs, -batch and -train-size, for the paper's full run",
+	return fmt.Sprintf("run sized for %s: %s, %d epochs of batch %d (the progress bar shows the time left); -paper, or -epochs, -batch and -train-size, for the paper's full run",
 		name, images, size.epochs, size.batch)
 }
