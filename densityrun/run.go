@@ -48,7 +48,8 @@ type Options struct {
 	// Backend is the GoMLX backend (backend.Resolve's syntax; "" for auto).
 	Backend string
 	// Steps and Batch are each method's training steps (default 5000) and
-	// rows per step (default 128, at most the training rows).
+	// rows per step (default DefaultBatch, or all the training rows when
+	// they are fewer; a Batch set above them is an error).
 	Steps, Batch int
 	// TestFraction is the fraction of the rows held out (default 0.2);
 	// Seed chooses them and seeds everything else (default 1).
@@ -76,13 +77,17 @@ type Options struct {
 	Stop <-chan os.Signal
 }
 
+// DefaultBatch is the rows per training step when Options.Batch is 0 and
+// the training rows are at least as many.
+const DefaultBatch = 128
+
 // withDefaults fills in the defaults and checks the options, naming the
 // field at fault.
 func (o Options) withDefaults() (Options, error) {
 	if len(o.Methods) == 0 {
 		o.Methods = density.Methods
 	}
-	o.Steps, o.Batch, o.TestFraction, o.Seed = cmp.Or(o.Steps, 5000), cmp.Or(o.Batch, 128), cmp.Or(o.TestFraction, 0.2), cmp.Or(o.Seed, 1)
+	o.Steps, o.TestFraction, o.Seed = cmp.Or(o.Steps, 5000), cmp.Or(o.TestFraction, 0.2), cmp.Or(o.Seed, 1)
 	o.BaseStd, o.CheckpointEvery = cmp.Or(o.BaseStd, 3), cmp.Or(o.CheckpointEvery, 500)
 	o.Samples, o.SampleSteps = cmp.Or(o.Samples, 1000), cmp.Or(o.SampleSteps, 500)
 	o.AIS.BaseStd, o.AIS.Seed, o.AISBase = cmp.Or(o.AIS.BaseStd, o.BaseStd), cmp.Or(o.AIS.Seed, o.Seed), cmp.Or(o.AISBase, AISBaseData)
@@ -94,7 +99,7 @@ func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.Out == "":
 		return o, errors.New("flag -out: the run folder is required")
-	case o.Steps < 1 || o.Batch < 1 || o.CheckpointEvery < 1 || o.Samples < 1 || o.SampleSteps < 2:
+	case o.Steps < 1 || o.Batch < 0 || o.CheckpointEvery < 1 || o.Samples < 1 || o.SampleSteps < 2:
 		return o, fmt.Errorf("densityrun: steps %d, batch %d, checkpoint-every %d, samples %d and sample steps %d: want ≥ 1 (sample steps ≥ 2)", o.Steps, o.Batch, o.CheckpointEvery, o.Samples, o.SampleSteps)
 	case !(o.BaseStd > 0):
 		return o, fmt.Errorf("flag -base-std %v: want a number > 0", o.BaseStd)
@@ -102,6 +107,21 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("AIS base %q: want %q or %q", o.AISBase, AISBaseData, AISBaseIsotropic)
 	}
 	return o, o.AIS.Validate()
+}
+
+// fitBatch is the rows per step for a batch setting (0: the default) and
+// the training rows: the default is cut to the rows, with a note saying
+// so; a batch set above them is an error.
+func fitBatch(batch, rows int) (int, string, error) {
+	switch {
+	case batch > rows:
+		return 0, "", fmt.Errorf("batch %d: want at most the %d training rows", batch, rows)
+	case batch == 0 && rows < DefaultBatch:
+		return rows, fmt.Sprintf("batch: all %d training rows a step (fewer than the default %d)", rows, DefaultBatch), nil
+	case batch == 0:
+		return DefaultBatch, "", nil
+	}
+	return batch, "", nil
 }
 
 // configs returns each method's validated configuration.
@@ -126,8 +146,12 @@ func Train(o Options) ([]Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Batch > data.train.N {
-		return nil, fmt.Errorf("flag -batch %d: want at most the %d training rows", o.Batch, data.train.N)
+	var note string
+	if o.Batch, note, err = fitBatch(o.Batch, data.train.N); err != nil {
+		return nil, err
+	}
+	if note != "" {
+		fmt.Println(note)
 	}
 	b, done, err := openRun(o.Backend, o.Out)
 	if err != nil {

@@ -220,7 +220,7 @@ func TestOptionsAreCheckedBeforeAnythingIsWritten(t *testing.T) {
 		{"unknown method", func(o *Options) { o.Methods = []string{"mle"} }, `flag -methods: "mle"`},
 		{"ragged file", func(o *Options) { o.Data = bad }, bad + ", line 3: 1 fields, want 2"},
 		{"no data", func(o *Options) { o.Data = "" }, "flag -data: required"},
-		{"batch over the rows", func(o *Options) { o.Batch = 1000 }, "flag -batch 1000"},
+		{"batch over the rows", func(o *Options) { o.Batch = 1000 }, "batch 1000: want at most the"},
 		{"bad setting", func(o *Options) { o.Set = "toy_ed_t=-1" }, "flag -set"},
 		{"test fraction", func(o *Options) { o.TestFraction = 1 }, "test fraction 1"},
 	} {
@@ -264,5 +264,38 @@ func TestUnconvergedAISIsFlagged(t *testing.T) {
 	rows := testutil.ReadCSV(t, filepath.Join(o.Out, SummaryFile))
 	if got := rows[1][slices.Index(rows[0], "ais_converged")]; got != "false" {
 		t.Errorf("%s: ais_converged %q, want false", SummaryFile, got)
+	}
+}
+
+// TestFitBatch: the default batch is cut to a small table's training rows,
+// with a note; one set above them is an error; otherwise the batch stays.
+func TestFitBatch(t *testing.T) {
+	for _, tc := range []struct {
+		batch, rows, want int
+		note, err         string
+	}{
+		{0, 120, 120, "all 120 training rows a step (fewer than the default 128)", ""},
+		{0, 500, DefaultBatch, "", ""},
+		{64, 120, 64, "", ""},
+		{120, 120, 120, "", ""},
+		{121, 120, 0, "", "batch 121: want at most the 120 training rows"},
+	} {
+		got, note, err := fitBatch(tc.batch, tc.rows)
+		if got != tc.want || !strings.Contains(note, tc.note) || (tc.note == "") != (note == "") ||
+			(tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("fitBatch(%d, %d) = %d, %q, %v; want %d, %q, %q", tc.batch, tc.rows, got, note, err, tc.want, tc.note, tc.err)
+		}
+	}
+}
+
+// TestIrisAtTheDefaults: scikit-learn's iris table (150 rows, 120 for
+// training) trains at the default batch, which train-vectors used to
+// refuse.
+func TestIrisAtTheDefaults(t *testing.T) {
+	o := quick("/usr/lib/python3/dist-packages/sklearn/datasets/data/iris.csv", t.TempDir(), 3)
+	o.Read, o.Batch = vectors.ReadOptions{SkipRows: 1, Label: "last"}, 0
+	results, err := Train(o)
+	if err != nil || len(results) != 1 || results[0].Step != 3 {
+		t.Fatalf("iris at the default batch: %v, %+v", err, results)
 	}
 }

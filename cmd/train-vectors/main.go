@@ -57,7 +57,7 @@ func parseFlags(args []string) (densityrun.Options, error) {
 	fs.StringVar(&o.Out, "out", "", "run folder (default runs/vectors-NAME, NAME the file's base name)")
 	fs.StringVar(&o.Backend, "backend", "auto", backend.FlagUsage)
 	fs.IntVar(&o.Steps, "steps", 5000, "training steps of each method")
-	fs.IntVar(&o.Batch, "batch", 128, "rows per step")
+	fs.IntVar(&o.Batch, "batch", densityrun.DefaultBatch, "rows per step (unset: all the training rows when they are fewer)")
 	fs.Float64Var(&o.TestFraction, "test-fraction", 0.2, "fraction of the rows held out, chosen by -seed (recorded in the run's "+densityrun.DataFile+")")
 	fs.Int64Var(&o.Seed, "seed", 1, "random seed: split, initialisation, batches, noise, AIS and sampling")
 	fs.Float64Var(&o.BaseStd, "base-std", 3, "σ of the models' Gaussian base N(0, σ²I) on the standardised scale")
@@ -77,6 +77,11 @@ func parseFlags(args []string) (densityrun.Options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	batchSet := false
+	fs.Visit(func(f *flag.Flag) { batchSet = batchSet || f.Name == "batch" })
+	if !batchSet {
+		o.Batch = 0 // densityrun fits it to a small table
 	}
 	o.Methods = strings.Split(methods, ",")
 	for i := range o.Methods {
