@@ -36,13 +36,14 @@ def results(runs):
 
 
 def gaussian(path):
-    """{data: [log-likelihood per seed]} from vectors-gaussian.py's CSV."""
-    out = collections.defaultdict(list)
+    """{data: {seed: log-likelihood}} from vectors-gaussian.py's CSV."""
+    out = collections.defaultdict(dict)
     if path:
         with open(path) as f:
             for line in f:
                 run, _, value = line.strip().split(",")
-                out[re.sub(r"-s\d+$", "", os.path.basename(run.rstrip("/")))].append(float(value))
+                m = re.fullmatch(r"(.*)-s(\d+)", os.path.basename(run.rstrip("/")))
+                out[m.group(1)][int(m.group(2))] = float(value)
     return out
 
 
@@ -69,9 +70,22 @@ def main():
                 continue
             converged = all(r["ais"]["converged"] for _, r in runs)
             row.append(cell([r["test_loglik"] for _, r in runs], "" if converged else "†"))
-        row.append(cell(base[d]) if base.get(d) else "")
+        row.append(cell(list(base[d].values())) if base.get(d) else "")
         print("| " + " | ".join(row) + " |")
     print("\n† AIS did not judge every seed converged (below).\n")
+    print("ED against each, paired over the seeds (ED minus the other, nats a row):\n")
+    print("| data | against | mean | lowest … highest seed | ED ahead in |")
+    print("|---|---|---|---|---|")
+    for d in sets:
+        ed = {seed: r["test_loglik"] for seed, r in table.get((d, "ed"), [])}
+        others = [(m.upper(), {seed: r["test_loglik"] for seed, r in table.get((d, m), [])}) for m in METHODS[1:]]
+        others.append(("Gaussian", base.get(d, {})))
+        for name, other in others:
+            diffs = [ed[seed] - other[seed] for seed in sorted(ed) if seed in other]
+            if diffs:
+                print(f"| {d} | {name} | {sum(diffs) / len(diffs):+,.2f} | {min(diffs):+,.2f} … {max(diffs):+,.2f} | "
+                      f"{sum(x > 0 for x in diffs)} of {len(diffs)} seeds |")
+    print()
     print("| data | method | seed | log Z | at half the temperatures | reverse (upper) | bracket | effective chains | converged |")
     print("|---|---|---|---|---|---|---|---|---|")
     for d in sets:
