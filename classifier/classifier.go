@@ -34,6 +34,10 @@ import (
 // (evalfile.SaveStats format), which classifier-FID compares samples against.
 const StatsFile = "train-stats.bin"
 
+// SummaryFile is the file, beside a classifier's checkpoint folder, holding
+// what its training measured (test accuracy, test-split classifier-FID).
+const SummaryFile = "summary.json"
+
 // Config describes the classifier.
 type Config struct {
 	// Height, Width and Channels are the input image shape.

@@ -15,6 +15,24 @@ import (
 // ReportFile is the name cmd/eval-lebm gives its Report in its output folder.
 const ReportFile = "summary.json"
 
+// The pictures eval-lebm writes beside its Report.
+const (
+	// ReconstructionsPicture holds test images beside their reconstructions.
+	ReconstructionsPicture = "reconstructions.png"
+	// SamplesPicture is a grid of generated samples.
+	SamplesPicture = "samples.png"
+	// EnergyProfilePicture is the prior chains' energy along their steps.
+	EnergyProfilePicture = "energy_profile.png"
+	// AutocorrelationPicture is the prior chains' autocorrelation.
+	AutocorrelationPicture = "autocorrelation.png"
+)
+
+// Pictures lists the pictures of an evaluation in the order a report
+// shows them.
+func Pictures() []string {
+	return []string{ReconstructionsPicture, SamplesPicture, EnergyProfilePicture, AutocorrelationPicture}
+}
+
 // Report is what cmd/eval-lebm measured on one checkpoint, as written to
 // summary.json. Zero values of the optional metrics mean "not computed".
 type Report struct {

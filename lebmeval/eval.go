@@ -351,7 +351,7 @@ func measureReconstructions(model *lebm.Model, test *datasets.Images, n int, o O
 		s.ReconstructionMSEInterval = &iv
 	}
 	shown, size := min(64, n), test.ImageSize()
-	return plots.WriteImagePairs(filepath.Join(out, "reconstructions.png"), test.Pixels[:shown*size], recon[:shown*size],
+	return plots.WriteImagePairs(filepath.Join(out, evalfile.ReconstructionsPicture), test.Pixels[:shown*size], recon[:shown*size],
 		shown, test.Height, test.Width, test.Channels, 8)
 }
 
@@ -441,7 +441,7 @@ func diagnose(out string, energies [][]float64, maxLag int, s *evalfile.Report) 
 		}
 		second[i] = chain[steps/2:]
 	}
-	if err := plots.WriteLinePlot(filepath.Join(out, "energy_profile.png"), plots.LinePlot{
+	if err := plots.WriteLinePlot(filepath.Join(out, evalfile.EnergyProfilePicture), plots.LinePlot{
 		Title: "Prior Langevin chains: U(z) per step", XLabel: "step", YLabel: "U(z)", Series: append(profile, mean),
 	}); err != nil {
 		return err
@@ -470,7 +470,7 @@ func diagnose(out string, energies [][]float64, maxLag int, s *evalfile.Report) 
 	for k, v := range avg {
 		acf.X, acf.Y = append(acf.X, float64(k)), append(acf.Y, v)
 	}
-	return plots.WriteLinePlot(filepath.Join(out, "autocorrelation.png"), plots.LinePlot{
+	return plots.WriteLinePlot(filepath.Join(out, evalfile.AutocorrelationPicture), plots.LinePlot{
 		Title: "Autocorrelation of U(z) (second half of the chains)", XLabel: "lag", YLabel: "autocorrelation", Series: []plots.Series{acf},
 	})
 }

@@ -58,7 +58,7 @@ const sampleGridN = 64
 // samples, 8 a row.
 func writeSampleGrid(samples *datasets.Images, out string) error {
 	shown := min(sampleGridN, samples.N)
-	return plots.WriteImageGrid(filepath.Join(out, "samples.png"), samples.Pixels[:shown*samples.ImageSize()], shown,
+	return plots.WriteImageGrid(filepath.Join(out, evalfile.SamplesPicture), samples.Pixels[:shown*samples.ImageSize()], shown,
 		samples.Height, samples.Width, samples.Channels, 8)
 }
 

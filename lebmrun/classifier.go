@@ -198,5 +198,5 @@ func writeClassifierSummary(model *classifier.Model, trainSet, testSet *datasets
 		return fmt.Errorf("test features: %w", err)
 	}
 	fmt.Printf("test accuracy %.4f, test-split classifier-FID %.4f (%d-d features) → %s\n", s.TestAccuracy, s.TestFID, s.FeatureDim, o.Out)
-	return atomicfile.WriteJSON(filepath.Join(o.Out, "summary.json"), s)
+	return atomicfile.WriteJSON(filepath.Join(o.Out, classifier.SummaryFile), s)
 }

@@ -104,7 +104,7 @@ func (r Run) page() (page, error) {
 	p.Settings = settings
 	if r.Eval != nil {
 		p.Eval, p.EvalNote = evalRows(*r.Eval, cfg)
-		for _, name := range []string{"reconstructions.png", "samples.png", "energy_profile.png", "autocorrelation.png"} {
+		for _, name := range evalfile.Pictures() {
 			if _, err := os.Stat(filepath.Join(r.EvalDir, name)); err == nil {
 				if rel, err := filepath.Rel(r.Dir, filepath.Join(r.EvalDir, name)); err == nil {
 					p.EvalPictures = append(p.EvalPictures, filepath.ToSlash(rel))
