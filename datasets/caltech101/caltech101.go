@@ -6,13 +6,8 @@
 package caltech101
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"maps"
 	"math"
-	"path/filepath"
-	"slices"
 
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/matfile"
@@ -61,58 +56,34 @@ var splits = map[string]split{
 // one, 0 to 100. The images keep the file's order (VampPrior shuffles the
 // training and validation images, and so loses their labels' order). The
 // set is named "caltech101/<split>".
-func Load(dir, splitName string) (*datasets.Images, error) {
-	s, ok := splits[splitName]
-	if !ok {
-		return nil, fmt.Errorf("caltech101: split %q, want \"train\", \"val\" or \"test\"", splitName)
-	}
-	path := filepath.Join(dir, File)
-	arrays, err := matfile.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("caltech101: %s does not exist: get %s, Caltech-101 Silhouettes 28×28, from Benjamin Marlin's "+
-			"page https://people.cs.umass.edu/~marlin/data.shtml and put it in %s", path, File, dir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("caltech101: %w", err)
-	}
-	im, err := fromArrays(arrays, s)
-	if err != nil {
-		return nil, fmt.Errorf("caltech101: %s: %w", path, err)
-	}
-	im.Name = "caltech101/" + splitName
-	if err := im.Validate(); err != nil {
-		return nil, fmt.Errorf("caltech101: %s: %w", path, err)
-	}
-	return im, nil
+func Load(dir, splitName string) (*datasets.Images, error) { return files.Load(dir, splitName) }
+
+// files is caltech101_silhouettes_28_split1.mat, the three splits in one file.
+var files = matfile.ImageFiles{
+	Set:    "caltech101",
+	Splits: []string{"train", "val", "test"},
+	File:   func(string) string { return File },
+	HowToGet: func(file, dir string) string {
+		return fmt.Sprintf("get %s, Caltech-101 Silhouettes 28×28, from Benjamin Marlin's page https://people.cs.umass.edu/~marlin/data.shtml and put it in %s", file, dir)
+	},
+	Build: func(arrays map[string]*matfile.Array, split string) (*datasets.Images, error) {
+		return fromArrays(arrays, splits[split])
+	},
 }
 
 // fromArrays builds the image set of split s from the file's variables.
 func fromArrays(arrays map[string]*matfile.Array, s split) (*datasets.Images, error) {
-	x, y := arrays[s.data], arrays[s.labels]
-	if x == nil || y == nil {
-		return nil, fmt.Errorf("want numeric variables %q (N×784 images in [0, 1]) and %q (N labels 1 to %d); found %q",
-			s.data, s.labels, Classes, slices.Sorted(maps.Keys(arrays)))
+	xy, err := matfile.Variables(arrays, matfile.Wanted{Name: s.data, Holds: "N×784 images in [0, 1]"},
+		matfile.Wanted{Name: s.labels, Holds: fmt.Sprintf("N labels 1 to %d", Classes)})
+	if err != nil {
+		return nil, err
 	}
-	if len(x.Dims) != 2 || x.Dims[1] != Side*Side || x.Dims[0] < 1 {
-		return nil, fmt.Errorf("variable %q has dimensions %v, want [N 784]: one 28×28 image per row", s.data, x.Dims)
+	x, y := xy[0], xy[1]
+	pixels, n, err := matfile.GreyImages(x, s.data, Side, true, true) // the file's black silhouettes on white, inverted
+	if err != nil {
+		return nil, err
 	}
-	n := x.Dims[0]
-	values := x.Float64s()
-	im := &datasets.Images{N: n, Height: Side, Width: Side, Channels: 1, Pixels: make([]float32, len(values))}
-	for i := range n {
-		image := im.Pixels[i*Side*Side : (i+1)*Side*Side]
-		for r := range Side {
-			for c := range Side {
-				// x(i, k) with k = r + 28·c is at i + n·k in column-major order.
-				v := values[i+n*(r+Side*c)]
-				if !(v >= 0 && v <= 1) { // the negated test also catches NaN
-					return nil, fmt.Errorf("variable %q: value %v at %s(%d, %d), pixel (row %d, column %d) of image %d counting from 0, want a value in [0, 1]",
-						s.data, v, s.data, i+1, r+Side*c+1, r, c, i)
-				}
-				image[r*Side+c] = float32(1 - 2*v)
-			}
-		}
-	}
+	im := &datasets.Images{N: n, Height: Side, Width: Side, Channels: 1, Pixels: pixels}
 
 	labels := y.Float64s()
 	if len(labels) != n {

@@ -6,12 +6,7 @@
 package omniglot
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"maps"
-	"path/filepath"
-	"slices"
 
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/matfile"
@@ -57,57 +52,32 @@ var splits = map[string]split{
 // named "omniglot/<split>". VampPrior's validation set, the last 1,345 of the
 // shuffled training images, is not a split of the file: take it with
 // datasets.Images.Subset.
-func Load(dir, splitName string) (*datasets.Images, error) {
-	s, ok := splits[splitName]
-	if !ok {
-		return nil, fmt.Errorf("omniglot: split %q, want \"train\" or \"test\"", splitName)
-	}
-	path := filepath.Join(dir, File)
-	arrays, err := matfile.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("omniglot: %s does not exist: get %s, the 28×28 Omniglot of Burda et al., from "+
-			"https://github.com/yburda/iwae (datasets/OMNIGLOT/%s) and put it in %s", path, File, File, dir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("omniglot: %w", err)
-	}
-	im, err := fromArrays(arrays, s)
-	if err != nil {
-		return nil, fmt.Errorf("omniglot: %s: %w", path, err)
-	}
-	im.Name = "omniglot/" + splitName
-	if err := im.Validate(); err != nil {
-		return nil, fmt.Errorf("omniglot: %s: %w", path, err)
-	}
-	return im, nil
+func Load(dir, splitName string) (*datasets.Images, error) { return files.Load(dir, splitName) }
+
+// files is chardata.mat, both splits in one file.
+var files = matfile.ImageFiles{
+	Set:    "omniglot",
+	Splits: []string{"train", "test"},
+	File:   func(string) string { return File },
+	HowToGet: func(file, dir string) string {
+		return fmt.Sprintf("get %s, the 28×28 Omniglot of Burda et al., from https://github.com/yburda/iwae (datasets/OMNIGLOT/%s) and put it in %s", file, file, dir)
+	},
+	Build: func(arrays map[string]*matfile.Array, split string) (*datasets.Images, error) {
+		return fromArrays(arrays, splits[split])
+	},
 }
 
 // fromArrays builds the image set of split s from the file's variables.
 func fromArrays(arrays map[string]*matfile.Array, s split) (*datasets.Images, error) {
-	x := arrays[s.data]
-	if x == nil {
-		return nil, fmt.Errorf("no numeric variable %q (784×N images in [0, 1]); found %q", s.data, slices.Sorted(maps.Keys(arrays)))
+	x, err := matfile.Variables(arrays, matfile.Wanted{Name: s.data, Holds: "784×N images in [0, 1]"})
+	if err != nil {
+		return nil, err
 	}
-	if len(x.Dims) != 2 || x.Dims[0] != Side*Side || x.Dims[1] < 1 {
-		return nil, fmt.Errorf("variable %q has dimensions %v, want [784 N]: one 28×28 image per column", s.data, x.Dims)
+	pixels, n, err := matfile.GreyImages(x[0], s.data, Side, false, false)
+	if err != nil {
+		return nil, err
 	}
-	n := x.Dims[1]
-	values := x.Float64s()
-	im := &datasets.Images{N: n, Height: Side, Width: Side, Channels: 1, Pixels: make([]float32, len(values))}
-	for i := range n {
-		column := values[i*Side*Side : (i+1)*Side*Side]
-		image := im.Pixels[i*Side*Side : (i+1)*Side*Side]
-		for r := range Side {
-			for c := range Side {
-				v := column[r+Side*c]
-				if !(v >= 0 && v <= 1) { // the negated test also catches NaN
-					return nil, fmt.Errorf("variable %q: value %v at %s(%d, %d), pixel (row %d, column %d) of image %d counting from 0, want a value in [0, 1]",
-						s.data, v, s.data, r+Side*c+1, i+1, r, c, i)
-				}
-				image[r*Side+c] = float32(2*v - 1)
-			}
-		}
-	}
+	im := &datasets.Images{N: n, Height: Side, Width: Side, Channels: 1, Pixels: pixels}
 
 	t := arrays[s.target]
 	if t == nil {

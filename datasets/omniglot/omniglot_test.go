@@ -199,7 +199,7 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"missing file", nil, "train", []string{"omniglot: ", "chardata.mat does not exist", "https://github.com/yburda/iwae", "datasets/OMNIGLOT/chardata.mat"}},
 		{"unknown split", le.File([]mw.Variable{data}), "val", []string{`omniglot: split "val", want "train" or "test"`}},
-		{"no images for the split", le.File([]mw.Variable{data, target}), "test", []string{"chardata.mat: ", `no numeric variable "testdata"`, `found ["data" "target"]`}},
+		{"no images for the split", le.File([]mw.Variable{data, target}), "test", []string{"chardata.mat: ", `want numeric variables "testdata" (784×N images in [0, 1])`, `found ["data" "target"]`}},
 		{"transposed", le.File([]mw.Variable{transposed}), "train", []string{`variable "data" has dimensions [3 784], want [784 N]`}},
 		{"783 rows", le.File([]mw.Variable{short}), "train", []string{`variable "data" has dimensions [783 1], want [784 N]`}},
 		{"three dimensions", le.File([]mw.Variable{cube}), "train", []string{"dimensions [28 28 1], want [784 N]"}},

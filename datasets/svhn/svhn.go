@@ -5,12 +5,7 @@
 package svhn
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"maps"
-	"path/filepath"
-	"slices"
 
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/matfile"
@@ -31,37 +26,26 @@ var Files = map[string]string{
 // digit 0. Load returns the images NHWC with pixels scaled to [-1, 1] as
 // x/255·2 − 1 and labels 0–9 (10 becomes 0); the set is named "svhn/<split>".
 // The extra split needs about 8 GB of memory.
-func Load(dir, split string) (*datasets.Images, error) {
-	name, ok := Files[split]
-	if !ok {
-		return nil, fmt.Errorf("svhn: split %q, want \"train\", \"test\" or \"extra\"", split)
-	}
-	path := filepath.Join(dir, name)
-	arrays, err := matfile.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("svhn: %s does not exist: download it from http://ufldl.stanford.edu/housenumbers/%s "+
-			"(package datasets/download fetches and verifies it)", path, name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("svhn: %w", err)
-	}
-	im, err := fromArrays(arrays)
-	if err != nil {
-		return nil, fmt.Errorf("svhn: %s: %w", path, err)
-	}
-	im.Name = "svhn/" + split
-	if err := im.Validate(); err != nil {
-		return nil, fmt.Errorf("svhn: %s: %w", path, err)
-	}
-	return im, nil
+func Load(dir, split string) (*datasets.Images, error) { return files.Load(dir, split) }
+
+// files is SVHN's cropped digits, a file per split.
+var files = matfile.ImageFiles{
+	Set:    "svhn",
+	Splits: []string{"train", "test", "extra"},
+	File:   func(split string) string { return Files[split] },
+	HowToGet: func(file, _ string) string {
+		return fmt.Sprintf("download it from http://ufldl.stanford.edu/housenumbers/%s (package datasets/download fetches and verifies it)", file)
+	},
+	Build: func(arrays map[string]*matfile.Array, _ string) (*datasets.Images, error) { return fromArrays(arrays) },
 }
 
-// fromArrays builds the image set from the variables X and y.
+// fromArrays builds the image set from the file's variables X and y.
 func fromArrays(arrays map[string]*matfile.Array) (*datasets.Images, error) {
-	x, y := arrays["X"], arrays["y"]
-	if x == nil || y == nil {
-		return nil, fmt.Errorf("want numeric variables X and y, found %q", slices.Sorted(maps.Keys(arrays)))
+	xy, err := matfile.Variables(arrays, matfile.Wanted{Name: "X", Holds: "height×width×3×N bytes"}, matfile.Wanted{Name: "y", Holds: "N labels 1 to 10"})
+	if err != nil {
+		return nil, err
 	}
+	x, y := xy[0], xy[1]
 	dims := x.Dims
 	if len(dims) == 3 {
 		dims = []int{dims[0], dims[1], dims[2], 1} // MATLAB drops trailing singleton dimensions

@@ -152,7 +152,7 @@ func TestLoadErrors(t *testing.T) {
 		want []string
 	}{
 		{"missing file", nil, []string{"train_32x32.mat does not exist", "http://ufldl.stanford.edu/housenumbers/train_32x32.mat"}},
-		{"no y", le.File([]mw.Variable{x}), []string{"train_32x32.mat", `want numeric variables X and y, found ["X"]`}},
+		{"no y", le.File([]mw.Variable{x}), []string{"train_32x32.mat", `want numeric variables "X" (height×width×3×N bytes) and "y" (N labels 1 to 10); found ["X"]`}},
 		{"too few labels", le.File([]mw.Variable{x, testY(labels[:3], mw.MiUINT8)}), []string{"variable y has 3 values", "want one per image of X, 4"}},
 		{"label 0", le.File([]mw.Variable{x, testY([]float64{10, 0, 1, 2}, mw.MiUINT8)}), []string{"label 0 of image 1, want 1 to 10"}},
 		{"label 11", le.File([]mw.Variable{x, testY([]float64{1, 2, 11, 2}, mw.MiDOUBLE)}), []string{"label 11 of image 2"}},
