@@ -74,6 +74,33 @@ func Double(name string, dims []int32, values []float64) Variable {
 	return Variable{Name: name, Class: MxDOUBLE, Dims: dims, Type: MiDOUBLE, Values: values}
 }
 
+// GreyImages returns n side×side grey images as the published MAT-files
+// of Omniglot (a side²×n array, an image per column; perRow false) and
+// Caltech-101 Silhouettes (n×side², an image per row) store them: each
+// image's values in MATLAB's column-major order (reshape(v, side, side) is
+// the image), value(i, r, c) the value of image i at row r, column c.
+func GreyImages(name string, n, side int, perRow bool, value func(i, r, c int) float64) Variable {
+	size := side * side
+	values := make([]float64, n*size)
+	dims := []int32{int32(size), int32(n)}
+	if perRow {
+		dims = []int32{int32(n), int32(size)}
+	}
+	for i := range n {
+		for c := range side {
+			for r := range side {
+				k := r + side*c
+				if perRow {
+					values[i+n*k] = value(i, r, c) // x(i, k), column-major
+				} else {
+					values[k+size*i] = value(i, r, c) // x(k, i)
+				}
+			}
+		}
+	}
+	return Double(name, dims, values)
+}
+
 // Writer encodes in one byte order.
 type Writer struct{ Order binary.AppendByteOrder }
 
