@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edlebm/edlebm/datasets/matfile"
 	mw "github.com/edlebm/edlebm/internal/matwrite"
 	"github.com/edlebm/edlebm/internal/testutil"
 )
@@ -98,32 +97,7 @@ func TestLoad(t *testing.T) {
 // same file, stored in it as expected_<split>, N×784, each row a row-major
 // image; and the alphabets against the one-hot targets.
 func TestLoadScipyFixture(t *testing.T) {
-	dir := filepath.Join("testdata", "scipy")
-	arrays, err := matfile.ReadFile(filepath.Join(dir, File))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for split, labels := range map[string][]int{"train": {3, 0, 4}, "test": {1, 2}} {
-		im, err := Load(dir, split)
-		if err != nil {
-			t.Fatal(err)
-		}
-		expected := arrays["expected_"+split]
-		if expected == nil || len(expected.Dims) != 2 || expected.Dims[0] != im.N || expected.Dims[1] != 784 {
-			t.Fatalf("%s: expected_%s missing or not %d×784", split, split, im.N)
-		}
-		want := expected.Float64s()
-		for i := range im.N {
-			for p := range 784 {
-				if got, want := im.Image(i)[p], float32(2*want[i+im.N*p]-1); got != want {
-					t.Fatalf("%s image %d pixel (row %d, column %d) = %v, want %v as the published code reads it", split, i, p/Side, p%Side, got, want)
-				}
-			}
-		}
-		if !slices.Equal(im.Labels, labels) {
-			t.Errorf("%s labels %v, want %v", split, im.Labels, labels)
-		}
-	}
+	testutil.AssertScipyImageFixture(t, filepath.Join("testdata", "scipy"), File, Load, map[string][]int{"train": {3, 0, 4}, "test": {1, 2}})
 }
 
 func TestLoadErrors(t *testing.T) {
