@@ -135,8 +135,8 @@ func dataGaussian(points []float32, d int) (mean, cov []float64) {
 
 // reportAIS prints AIS's estimate with its evidence, and its warnings.
 func reportAIS(method string, r sampling.AISResult) {
-	fmt.Printf("%s: AIS log Z %.4f [%.4f, %.4f] at %d temperatures (acceptance %.3f, %.0f effective chains of %d); %.4f at %d; reverse %.4f: bracket %.3f nats; thermodynamic length %.1f (pilot: %d temperatures)\n",
-		method, r.LogZ, r.Interval.Lo, r.Interval.Hi, r.Temperatures, r.Acceptance, r.EffectiveChains, r.Chains, r.Check.LogZ, r.Check.Temperatures, r.Upper.LogZ, r.Bracket, r.Length, r.PilotTemperatures)
+	fmt.Printf("%s: AIS log Z %.4f [%.4f, %.4f] at %d temperatures (acceptance %.3f, %.0f effective chains of %d); %.4f at %d; reverse %.4f: bracket %.3f nats; thermodynamic length %.1f (pilot: %d temperatures); %.0f s\n",
+		method, r.LogZ, r.Interval.Lo, r.Interval.Hi, r.Temperatures, r.Acceptance, r.EffectiveChains, r.Chains, r.Check.LogZ, r.Check.Temperatures, r.Upper.LogZ, r.Bracket, r.Length, r.PilotTemperatures, r.Seconds)
 	for _, w := range r.Warnings {
 		fmt.Printf("%s: WARNING: AIS: %s\n", method, w)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -169,6 +170,8 @@ type AISResult struct {
 	Length float64 `json:"thermodynamic_length"`
 	// PilotTemperatures is the number of temperatures the pilot run took.
 	PilotTemperatures int `json:"pilot_temperatures"`
+	// Seconds is the wall time of the pilot and the runs together.
+	Seconds float64 `json:"seconds"`
 	// Converged is false when the check or the bracket disagrees, or when
 	// a few chains carry the weight; Warnings say how.
 	Converged bool     `json:"converged"`
@@ -199,6 +202,7 @@ func Anneal(backend backends.Backend, ctx *context.Context, path Path, kernel Ke
 	if path.Dim < 1 {
 		return res, fmt.Errorf("AIS: dimension %d: must be ≥ 1", path.Dim)
 	}
+	start := time.Now()
 	err = rngstate.Aside(ctx, func() error {
 		if err := ctx.SetRNGStateFromSeed(cfg.Seed); err != nil {
 			return err
@@ -211,6 +215,7 @@ func Anneal(backend backends.Backend, ctx *context.Context, path Path, kernel Ke
 		res, err = a.all()
 		return err
 	})
+	res.Seconds = time.Since(start).Seconds()
 	if err != nil {
 		return res, fmt.Errorf("AIS: %w", err)
 	}
