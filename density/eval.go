@@ -92,17 +92,33 @@ func (m *Model) EnergyAndDensity(g Grid) (energy, density []float64, err error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	cell := (g.Extent[1] - g.Extent[0]) * (g.Extent[3] - g.Extent[2]) / float64(g.Size*g.Size)
-	negE := make([]float64, len(energy))
-	for i, e := range energy {
-		negE[i] = -e
-	}
-	logZ := floats.LogSumExp(negE) + math.Log(cell)
+	logZ := g.logZ(energy)
 	density = make([]float64, len(energy))
 	for i, e := range energy {
 		density[i] = math.Exp(-e - logZ)
 	}
 	return energy, density, nil
+}
+
+// GridLogZ is log Z of the averaged energy over the grid's square by the
+// midpoint rule: log Σ exp(−E) + log(cell area) over the grid's points,
+// the cells' centres.
+func (m *Model) GridLogZ(g Grid) (float64, error) {
+	energy, err := m.Energies(g.Points(), 2)
+	if err != nil {
+		return 0, err
+	}
+	return g.logZ(energy), nil
+}
+
+// logZ is the midpoint rule's log Z of the energies at the grid's points.
+func (g Grid) logZ(energy []float64) float64 {
+	cell := (g.Extent[1] - g.Extent[0]) * (g.Extent[3] - g.Extent[2]) / float64(g.Size*g.Size)
+	negE := make([]float64, len(energy))
+	for i, e := range energy {
+		negE[i] = -e
+	}
+	return floats.LogSumExp(negE) + math.Log(cell)
 }
 
 // Sample runs Langevin dynamics on the averaged energy from the flat

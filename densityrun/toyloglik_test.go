@@ -61,6 +61,10 @@ func TestToyLogLikelihoodOnTheSquare(t *testing.T) {
 	if math.Abs(r.LogZ-quadrature) > 0.15 || quadrature < r.LogZInterval.Lo || quadrature > r.LogZInterval.Hi {
 		t.Errorf("AIS log Z on the square %.4f [%.4f, %.4f], quadrature %.4f", r.LogZ, r.LogZInterval.Lo, r.LogZInterval.Hi, quadrature)
 	}
+	// The run's own quadrature, on a finer grid, agrees with this one.
+	if math.Abs(r.QuadratureLogZ-quadrature) > 0.02 || !r.AIS.Converged {
+		t.Errorf("the run's quadrature log Z %.4f, this test's %.4f; AIS converged %v %q", r.QuadratureLogZ, quadrature, r.AIS.Converged, r.AIS.Warnings)
+	}
 
 	points := set.Sample(rand.New(rand.NewPCG(uint64(o.Seed), 0x7e57)), o.TestN)
 	at, err := model.Energies(points, 2)
