@@ -53,10 +53,10 @@ func scoreAnomalies(model *lebm.Model, home string, o Options, out string, s *ev
 		snapshots := training.Folder{Dir: o.Run}.Epochs()
 		paths, err := lebm.Checkpoints(snapshots)
 		if err != nil {
-			return fmt.Errorf("-anomaly-checkpoints %d: %w (train with -keep-epochs)", o.AnomalyCheckpoints, err)
+			return fmt.Errorf("Options.AnomalyCheckpoints %d: %w (train with lebmrun.Options.KeepEpochs: train-lebm -keep-epochs)", o.AnomalyCheckpoints, err)
 		}
 		if len(paths) < o.AnomalyCheckpoints {
-			return fmt.Errorf("-anomaly-checkpoints %d: %s holds only %d snapshots", o.AnomalyCheckpoints, snapshots, len(paths))
+			return fmt.Errorf("Options.AnomalyCheckpoints %d: %s holds only %d snapshots", o.AnomalyCheckpoints, snapshots, len(paths))
 		}
 		err = eachSnapshot(model, home, paths[len(paths)-o.AnomalyCheckpoints:], score)
 	} else {
@@ -113,7 +113,7 @@ func evenlySpaced(total, limit, batch int) ([]int, error) {
 		n = limit
 	}
 	if n/batch == 0 {
-		return nil, fmt.Errorf("-batch %d exceeds the %d test images to score", batch, n)
+		return nil, fmt.Errorf("Options.Batch %d exceeds the %d test images to score", batch, n)
 	}
 	indices := make([]int, n/batch*batch)
 	for i := range indices {

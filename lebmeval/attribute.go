@@ -33,7 +33,7 @@ func attributeGrid(model *lebm.Model, test *datasets.Images, o Options, out stri
 		return err
 	}
 	if len(with) == 0 || len(without) == 0 {
-		return fmt.Errorf("attribute %s: %d of the first %d test images have it and %d do not; need both groups (raise -attribute-n)",
+		return fmt.Errorf("attribute %s: %d of the first %d test images have it and %d do not; need both groups (raise Options.AttributeN)",
 			o.Attribute, len(with), n, len(without))
 	}
 	nz := model.Config().Generator.Nz

@@ -101,11 +101,11 @@ type Options struct {
 func (o *Options) fromCheckpoint(cfg lebm.Config) error {
 	switch {
 	case o.Data == "" && cfg.Data == "":
-		return fmt.Errorf("flag -data: the checkpoint does not name its data set (written before checkpoints kept it): give -data")
+		return fmt.Errorf("Options.Data: the checkpoint does not name its data set (written before checkpoints kept it): give Options.Data")
 	case o.Data == "":
 		o.Data = cfg.Data
 	case cfg.Data != "" && o.Data != cfg.Data:
-		return fmt.Errorf("flag -data %s: the checkpoint was trained on %s", o.Data, cfg.Data)
+		return fmt.Errorf("Options.Data %s: the checkpoint was trained on %s", o.Data, cfg.Data)
 	}
 	switch {
 	case o.AnomalyHoldout == -1:
@@ -115,16 +115,16 @@ func (o *Options) fromCheckpoint(cfg lebm.Config) error {
 		if cfg.AnomalyHoldout >= 0 {
 			held = fmt.Sprintf("class %d held out", cfg.AnomalyHoldout)
 		}
-		return fmt.Errorf("flag -anomaly-holdout %d: the checkpoint was trained with %s", o.AnomalyHoldout, held)
+		return fmt.Errorf("Options.AnomalyHoldout %d: the checkpoint was trained with %s", o.AnomalyHoldout, held)
 	}
 	if o.DataDir == "" && o.Data == "fashion-mnist" {
 		o.DataDir = mnist.DefaultFashionDir
 	}
 	if o.AnomalyHoldout >= 0 && o.Data != "mnist" && o.Data != "fashion-mnist" && o.Data != lebm.FolderData {
-		return fmt.Errorf("flag -anomaly-holdout: the anomaly protocol is defined for mnist, fashion-mnist and a folder of images in class folders, not %s", o.Data)
+		return fmt.Errorf("Options.AnomalyHoldout: the anomaly protocol is defined for mnist, fashion-mnist and a folder of images in class folders, not %s", o.Data)
 	}
 	if o.Attribute != "" && !byname.IsCelebA(o.Data) {
-		return fmt.Errorf("flag -attribute %q: needs -data celeba64 or celeba128, not %s", o.Attribute, o.Data)
+		return fmt.Errorf("Options.Attribute %q: needs Options.Data celeba64 or celeba128, not %s", o.Attribute, o.Data)
 	}
 	return nil
 }
@@ -135,31 +135,31 @@ func (o Options) samplers() []lebm.LoadOption {
 		lebm.WithGenerationLeapfrogSteps(o.GenerationLeapfrogSteps)}
 }
 
-// checkValues checks each numeric flag against its range, naming the
-// first flag out of it.
+// checkValues checks each numeric option against its range, naming the
+// first option out of it.
 func (o Options) checkValues() error {
 	reconN, batch, chains, chainSteps, maxLag := o.ReconN, o.Batch, o.Chains, o.ChainSteps, o.MaxLag
 	fid := o.Classifier != "" || o.Inception != ""
-	return flagcheck.Check(
-		flagcheck.Rule{Flag: "attribute-n", Value: o.AttributeN, OK: o.Attribute == "" || o.AttributeN >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "attribute-scale", Value: o.AttributeScale, OK: o.Attribute == "" || o.AttributeScale > 0, Want: "> 0"},
-		flagcheck.Rule{Flag: "fid-samples", Value: o.FIDSamples, OK: !fid || o.FIDSamples >= 2, Want: "≥ 2 (and more than the features' dimensions)"},
-		flagcheck.Rule{Flag: "test-posterior-steps", Value: o.PosteriorSteps, OK: o.PosteriorSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
-		flagcheck.Rule{Flag: "test-posterior-step", Value: o.PosteriorStep, OK: o.PosteriorStep >= 0, Want: "≥ 0 (0: the checkpoint's)"},
-		flagcheck.Rule{Flag: "gen-steps", Value: o.GenerationSteps, OK: o.GenerationSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
-		flagcheck.Rule{Flag: "gen-step", Value: o.GenerationStep, OK: o.GenerationStep >= 0, Want: "≥ 0 (0: the checkpoint's)"},
-		flagcheck.Rule{Flag: "gen-leapfrog-steps", Value: o.GenerationLeapfrogSteps, OK: o.GenerationLeapfrogSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
-		flagcheck.Rule{Flag: "gen-sampler", Value: o.GenerationSampler, OK: o.GenerationSampler == "" || slices.Contains(lebm.Samplers, o.GenerationSampler), Want: fmt.Sprintf("one of %v (or empty: the checkpoint's)", lebm.Samplers)},
-		flagcheck.Rule{Flag: "fid-train-n", Value: o.FIDTrainN, OK: o.FIDTrainN >= 0, Want: "≥ 0 (0: the whole training split)"},
-		flagcheck.Rule{Flag: "bootstrap", Value: o.Bootstrap, OK: o.Bootstrap >= 0, Want: "≥ 0 (0: no intervals)"},
-		flagcheck.Rule{Flag: "fid-bootstrap", Value: o.FIDBootstrap, OK: o.FIDBootstrap >= 0, Want: "≥ 0 (0: no interval)"},
-		flagcheck.Rule{Flag: "interp-rows", Value: o.InterpolationRows, OK: o.InterpolationRows >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "interp-steps", Value: o.InterpolationSteps, OK: o.InterpolationSteps >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "recon-n", Value: reconN, OK: reconN >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "batch", Value: batch, OK: batch >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "chains", Value: chains, OK: chains >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "chain-steps", Value: chainSteps, OK: chainSteps >= 100 && chainSteps%50 == 0, Want: "a multiple of 50, at least 100"},
-		flagcheck.Rule{Flag: "max-lag", Value: maxLag, OK: maxLag >= 1 && maxLag < chainSteps/2, Want: fmt.Sprintf("≥ 1 and below half of -chain-steps %d", chainSteps)},
+	return flagcheck.CheckOptions(
+		flagcheck.Rule{Flag: "AttributeN", Value: o.AttributeN, OK: o.Attribute == "" || o.AttributeN >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Flag: "AttributeScale", Value: o.AttributeScale, OK: o.Attribute == "" || o.AttributeScale > 0, Want: "> 0"},
+		flagcheck.Rule{Flag: "FIDSamples", Value: o.FIDSamples, OK: !fid || o.FIDSamples >= 2, Want: "≥ 2 (and more than the features' dimensions)"},
+		flagcheck.Rule{Flag: "PosteriorSteps", Value: o.PosteriorSteps, OK: o.PosteriorSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
+		flagcheck.Rule{Flag: "PosteriorStep", Value: o.PosteriorStep, OK: o.PosteriorStep >= 0, Want: "≥ 0 (0: the checkpoint's)"},
+		flagcheck.Rule{Flag: "GenerationSteps", Value: o.GenerationSteps, OK: o.GenerationSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
+		flagcheck.Rule{Flag: "GenerationStep", Value: o.GenerationStep, OK: o.GenerationStep >= 0, Want: "≥ 0 (0: the checkpoint's)"},
+		flagcheck.Rule{Flag: "GenerationLeapfrogSteps", Value: o.GenerationLeapfrogSteps, OK: o.GenerationLeapfrogSteps >= 0, Want: "≥ 0 (0: the checkpoint's)"},
+		flagcheck.Rule{Flag: "GenerationSampler", Value: o.GenerationSampler, OK: o.GenerationSampler == "" || slices.Contains(lebm.Samplers, o.GenerationSampler), Want: fmt.Sprintf("one of %v (or empty: the checkpoint's)", lebm.Samplers)},
+		flagcheck.Rule{Flag: "FIDTrainN", Value: o.FIDTrainN, OK: o.FIDTrainN >= 0, Want: "≥ 0 (0: the whole training split)"},
+		flagcheck.Rule{Flag: "Bootstrap", Value: o.Bootstrap, OK: o.Bootstrap >= 0, Want: "≥ 0 (0: no intervals)"},
+		flagcheck.Rule{Flag: "FIDBootstrap", Value: o.FIDBootstrap, OK: o.FIDBootstrap >= 0, Want: "≥ 0 (0: no interval)"},
+		flagcheck.Rule{Flag: "InterpolationRows", Value: o.InterpolationRows, OK: o.InterpolationRows >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "InterpolationSteps", Value: o.InterpolationSteps, OK: o.InterpolationSteps >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Flag: "ReconN", Value: reconN, OK: reconN >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "Batch", Value: batch, OK: batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "Chains", Value: chains, OK: chains >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Flag: "ChainSteps", Value: chainSteps, OK: chainSteps >= 100 && chainSteps%50 == 0, Want: "a multiple of 50, at least 100"},
+		flagcheck.Rule{Flag: "MaxLag", Value: maxLag, OK: maxLag >= 1 && maxLag < chainSteps/2, Want: fmt.Sprintf("≥ 1 and below half of Options.ChainSteps %d", chainSteps)},
 	)
 }
 
@@ -189,7 +189,7 @@ func Evaluate(o Options) error {
 	var snapshots []string // -each-epoch's, listed before the slow work
 	if o.EachEpoch {
 		if snapshots, err = lebm.Checkpoints(folder.Epochs()); err != nil {
-			return fmt.Errorf("flag -each-epoch: %w (train with -keep-epochs)", err)
+			return fmt.Errorf("Options.EachEpoch: %w (train with lebmrun.Options.KeepEpochs: train-lebm -keep-epochs)", err)
 		}
 	}
 	h, w, c := model.Config().Generator.OutputShape()
@@ -207,7 +207,7 @@ func Evaluate(o Options) error {
 	// Created only now that the run, the data and every flag are known
 	// good: a failed command leaves no empty folder behind.
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("flag -out: %w", err)
+		return fmt.Errorf("Options.Out: %w", err)
 	}
 	reconN, err := measure(model, home, test, metrics, o, out, &s)
 	if err != nil {
@@ -215,7 +215,7 @@ func Evaluate(o Options) error {
 	}
 	if o.EachEpoch {
 		if err := evaluateEpochs(model, home, snapshots, o, test, reconN, metrics, &s); err != nil {
-			return fmt.Errorf("flag -each-epoch: %w", err)
+			return fmt.Errorf("Options.EachEpoch: %w", err)
 		}
 	}
 	if err := atomicfile.WriteJSON(filepath.Join(out, evalfile.ReportFile), s); err != nil {
@@ -231,7 +231,7 @@ func Evaluate(o Options) error {
 func measure(model *lebm.Model, home string, test *datasets.Images, metrics *sampleMetrics, o Options, out string, s *evalfile.Report) (reconN int, err error) {
 	if o.Attribute != "" {
 		if err := attributeGrid(model, test, o, out); err != nil {
-			return 0, fmt.Errorf("flag -attribute: %w", err)
+			return 0, fmt.Errorf("Options.Attribute: %w", err)
 		}
 	}
 	reconN = min(o.ReconN, test.N) / o.Batch * o.Batch
@@ -243,7 +243,7 @@ func measure(model *lebm.Model, home string, test *datasets.Images, metrics *sam
 	}
 	if o.AnomalyHoldout >= 0 {
 		if err := scoreAnomalies(model, home, o, out, s); err != nil {
-			return 0, fmt.Errorf("flag -anomaly-holdout: %w", err)
+			return 0, fmt.Errorf("Options.AnomalyHoldout: %w", err)
 		}
 	}
 	if err := measureSamples(model, o, metrics, out, s); err != nil {
@@ -265,10 +265,10 @@ func measure(model *lebm.Model, home string, test *datasets.Images, metrics *sam
 // same model restore afterwards.
 func (o *Options) loadModel(b backends.Backend, ckpt string) (model *lebm.Model, home string, s evalfile.Report, err error) {
 	if home, err = lebm.LatestCheckpoint(ckpt); err != nil {
-		return nil, "", s, fmt.Errorf("flag -run: %w", err)
+		return nil, "", s, fmt.Errorf("Options.Run: %w", err)
 	}
 	if model, err = lebm.LoadCheckpoint(b, home, o.samplers()...); err != nil {
-		return nil, "", s, fmt.Errorf("flag -run: %w", err)
+		return nil, "", s, fmt.Errorf("Options.Run: %w", err)
 	}
 	cfg := model.Config()
 	if err := o.fromCheckpoint(cfg); err != nil {
@@ -295,10 +295,10 @@ func diagnoseChains(model *lebm.Model, o Options, out string, s *evalfile.Report
 // write into: -out, by default the run's eval folder.
 func (o Options) outFolder() (string, error) {
 	if o.Run == "" {
-		return "", fmt.Errorf("flag -run: the train-lebm output folder is required")
+		return "", fmt.Errorf("Options.Run: the train-lebm output folder is required")
 	}
 	if o.Data != "" && o.Data != lebm.FolderData && !slices.Contains(byname.Names, o.Data) {
-		return "", fmt.Errorf("flag -data %q: want one of %v, or %s", o.Data, byname.Names, lebm.FolderData)
+		return "", fmt.Errorf("Options.Data %q: want one of %v, or %s", o.Data, byname.Names, lebm.FolderData)
 	}
 	if err := o.checkValues(); err != nil {
 		return "", err
@@ -308,7 +308,7 @@ func (o Options) outFolder() (string, error) {
 		out = training.Folder{Dir: o.Run}.Eval()
 	}
 	if info, err := os.Stat(out); err == nil && !info.IsDir() {
-		return "", fmt.Errorf("flag -out %s: a file, not a folder", out)
+		return "", fmt.Errorf("Options.Out %s: a file, not a folder", out)
 	}
 	return out, nil
 }
@@ -323,14 +323,14 @@ func loadTest(o Options, h, w, c int) (*datasets.Images, error) {
 	}
 	test, err := lebmrun.LoadImages(o.Run, o.Data, o.DataDir, "test", testLimit)
 	if err != nil {
-		return nil, fmt.Errorf("flag -data-dir: %w", err)
+		return nil, fmt.Errorf("Options.DataDir: %w", err)
 	}
 	if test.Height != h || test.Width != w || test.Channels != c {
-		return nil, fmt.Errorf("flag -data-dir %s: images are %d×%d×%d, but the checkpoint's generator makes %d×%d×%d: the checkpoint does not match the data set",
+		return nil, fmt.Errorf("Options.DataDir %s: images are %d×%d×%d, but the checkpoint's generator makes %d×%d×%d: the checkpoint does not match the data set",
 			o.DataDir, test.Height, test.Width, test.Channels, h, w, c)
 	}
 	if available := min(o.ReconN, test.N); available < o.Batch {
-		return nil, fmt.Errorf("flag -batch %d: larger than the %d test images to reconstruct (-recon-n)", o.Batch, available)
+		return nil, fmt.Errorf("Options.Batch %d: larger than the %d test images to reconstruct (Options.ReconN)", o.Batch, available)
 	}
 	return test, nil
 }

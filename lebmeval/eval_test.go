@@ -305,7 +305,7 @@ func TestBadInput(t *testing.T) {
 	cases := []struct {
 		name, run, dataDir, mention string
 	}{
-		{"no run folder", "", mnist.DefaultFashionDir, "-run"},
+		{"no run folder", "", mnist.DefaultFashionDir, "Options.Run"},
 		{"run without checkpoint", t.TempDir(), mnist.DefaultFashionDir, "no checkpoint"},
 		{"run folder that does not exist", filepath.Join(t.TempDir(), "none"), mnist.DefaultFashionDir, "no checkpoint"},
 		{"data that does not match the checkpoint", runDir, wrongSize, "does not match"},
@@ -331,17 +331,17 @@ func TestBadInput(t *testing.T) {
 		edit    func(*Options)
 		mention []string
 	}{
-		{"more snapshots than saved", func(o *Options) { o.AnomalyHoldout, o.AnomalyN, o.AnomalyCheckpoints = 1, 8, 3 }, []string{"-anomaly-checkpoints 3", "only 2"}},
-		{"no classifier there", func(o *Options) { o.Classifier = t.TempDir() }, []string{"-classifier", "no checkpoint"}},
-		{"each epoch of a run without snapshots", func(o *Options) { o.Run, o.EachEpoch = noSnapshots, true }, []string{"flag -each-epoch", "-keep-epochs"}},
-		{"too few FID samples", func(o *Options) { o.Classifier = wideClassifier }, []string{"-fid-samples 16", "24 classifier feature dimensions"}},
-		{"one FID sample", func(o *Options) { o.Classifier, o.FIDSamples = wideClassifier, 1 }, []string{"-fid-samples 1"}},
-		{"negative sampler steps", func(o *Options) { o.GenerationSteps = -1 }, []string{"flag -gen-steps -1", "≥ 0"}},
-		{"a lag past half the chain", func(o *Options) { o.MaxLag = 50 }, []string{"flag -max-lag 50", "below half of -chain-steps 100"}},
-		{"another data set than the checkpoint's", func(o *Options) { o.Data = "mnist" }, []string{"flag -data mnist", "trained on fashion-mnist"}},
-		{"an attribute of a Fashion-MNIST run", func(o *Options) { o.Attribute, o.AttributeN, o.AttributeScale = "Smiling", 8, 1 }, []string{"flag -attribute", "needs -data celeba64"}},
-		{"another held-out class than the checkpoint's", func(o *Options) { o.AnomalyHoldout = 4 }, []string{"flag -anomaly-holdout 4", "class 1 held out"}},
-		{"-out a file", func(o *Options) { o.Out = filepath.Join(runDir, "checkpoint", "LATEST") }, []string{"flag -out", "LATEST: a file, not a folder"}},
+		{"more snapshots than saved", func(o *Options) { o.AnomalyHoldout, o.AnomalyN, o.AnomalyCheckpoints = 1, 8, 3 }, []string{"Options.AnomalyCheckpoints 3", "only 2"}},
+		{"no classifier there", func(o *Options) { o.Classifier = t.TempDir() }, []string{"Options.Classifier", "no checkpoint"}},
+		{"each epoch of a run without snapshots", func(o *Options) { o.Run, o.EachEpoch = noSnapshots, true }, []string{"Options.EachEpoch", "KeepEpochs"}},
+		{"too few FID samples", func(o *Options) { o.Classifier = wideClassifier }, []string{"Options.FIDSamples 16", "24 classifier feature dimensions"}},
+		{"one FID sample", func(o *Options) { o.Classifier, o.FIDSamples = wideClassifier, 1 }, []string{"Options.FIDSamples 1"}},
+		{"negative sampler steps", func(o *Options) { o.GenerationSteps = -1 }, []string{"Options.GenerationSteps -1", "≥ 0"}},
+		{"a lag past half the chain", func(o *Options) { o.MaxLag = 50 }, []string{"Options.MaxLag 50", "below half of Options.ChainSteps 100"}},
+		{"another data set than the checkpoint's", func(o *Options) { o.Data = "mnist" }, []string{"Options.Data mnist", "trained on fashion-mnist"}},
+		{"an attribute of a Fashion-MNIST run", func(o *Options) { o.Attribute, o.AttributeN, o.AttributeScale = "Smiling", 8, 1 }, []string{"Options.Attribute", "needs Options.Data celeba64"}},
+		{"another held-out class than the checkpoint's", func(o *Options) { o.AnomalyHoldout = 4 }, []string{"Options.AnomalyHoldout 4", "class 1 held out"}},
+		{"Options.Out a file", func(o *Options) { o.Out = filepath.Join(runDir, "checkpoint", "LATEST") }, []string{"Options.Out", "LATEST: a file, not a folder"}},
 	} {
 		o := Options{Run: runDir, Data: "fashion-mnist", DataDir: mnist.DefaultFashionDir, Backend: testutil.BackendName(), ReconN: 8, Batch: 8, Chains: 2, ChainSteps: 100,
 			MaxLag: 10, AnomalyHoldout: -1, InterpolationRows: 1, InterpolationSteps: 2, FIDSamples: 16, Out: t.TempDir()}
@@ -541,8 +541,8 @@ func TestEvenlySpaced(t *testing.T) {
 		{total: 10, limit: 4, batch: 2, want: []int{0, 2, 5, 7}},
 		{total: 10, limit: 10, batch: 5, want: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
 		{total: 10, limit: 20, batch: 5, want: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
-		{total: 10, limit: 0, batch: 20, err: "-batch 20 exceeds the 10 test images"},
-		{total: 10, limit: 3, batch: 4, err: "-batch 4 exceeds the 3 test images"},
+		{total: 10, limit: 0, batch: 20, err: "Options.Batch 20 exceeds the 10 test images"},
+		{total: 10, limit: 3, batch: 4, err: "Options.Batch 4 exceeds the 3 test images"},
 	} {
 		got, err := evenlySpaced(tc.total, tc.limit, tc.batch)
 		if tc.err != "" {
@@ -607,37 +607,37 @@ func TestFlagRangesAtTheirBoundaries(t *testing.T) {
 	shortestLag := valid
 	shortestLag.MaxLag = 1
 	if err := shortestLag.checkValues(); err != nil {
-		t.Errorf("-max-lag 1: %v", err)
+		t.Errorf("Options.MaxLag 1: %v", err)
 	}
 	for _, tc := range []struct {
-		flag string
+		option string
 		edit func(*Options)
 	}{
-		{"attribute-n", func(o *Options) { o.AttributeN = 1 }},
-		{"attribute-scale", func(o *Options) { o.AttributeScale = 0 }},
-		{"fid-samples", func(o *Options) { o.FIDSamples = 1 }},
-		{"fid-samples", func(o *Options) { o.Inception, o.Classifier, o.FIDSamples = "", "classifier", 1 }},
-		{"test-posterior-steps", func(o *Options) { o.PosteriorSteps = -1 }},
-		{"test-posterior-step", func(o *Options) { o.PosteriorStep = -0.1 }},
-		{"gen-steps", func(o *Options) { o.GenerationSteps = -1 }},
-		{"gen-step", func(o *Options) { o.GenerationStep = -0.1 }},
-		{"fid-train-n", func(o *Options) { o.FIDTrainN = -1 }},
-		{"bootstrap", func(o *Options) { o.Bootstrap = -1 }},
-		{"fid-bootstrap", func(o *Options) { o.FIDBootstrap = -1 }},
-		{"interp-rows", func(o *Options) { o.InterpolationRows = 0 }},
-		{"interp-steps", func(o *Options) { o.InterpolationSteps = 1 }},
-		{"recon-n", func(o *Options) { o.ReconN = 0 }},
-		{"batch", func(o *Options) { o.Batch = 0 }},
-		{"chains", func(o *Options) { o.Chains = 1 }},
-		{"chain-steps", func(o *Options) { o.ChainSteps = 50 }},
-		{"chain-steps", func(o *Options) { o.ChainSteps, o.MaxLag = 120, 10 }},
-		{"max-lag", func(o *Options) { o.MaxLag = 0 }},
-		{"max-lag", func(o *Options) { o.MaxLag = 50 }},
+		{"AttributeN", func(o *Options) { o.AttributeN = 1 }},
+		{"AttributeScale", func(o *Options) { o.AttributeScale = 0 }},
+		{"FIDSamples", func(o *Options) { o.FIDSamples = 1 }},
+		{"FIDSamples", func(o *Options) { o.Inception, o.Classifier, o.FIDSamples = "", "classifier", 1 }},
+		{"PosteriorSteps", func(o *Options) { o.PosteriorSteps = -1 }},
+		{"PosteriorStep", func(o *Options) { o.PosteriorStep = -0.1 }},
+		{"GenerationSteps", func(o *Options) { o.GenerationSteps = -1 }},
+		{"GenerationStep", func(o *Options) { o.GenerationStep = -0.1 }},
+		{"FIDTrainN", func(o *Options) { o.FIDTrainN = -1 }},
+		{"Bootstrap", func(o *Options) { o.Bootstrap = -1 }},
+		{"FIDBootstrap", func(o *Options) { o.FIDBootstrap = -1 }},
+		{"InterpolationRows", func(o *Options) { o.InterpolationRows = 0 }},
+		{"InterpolationSteps", func(o *Options) { o.InterpolationSteps = 1 }},
+		{"ReconN", func(o *Options) { o.ReconN = 0 }},
+		{"Batch", func(o *Options) { o.Batch = 0 }},
+		{"Chains", func(o *Options) { o.Chains = 1 }},
+		{"ChainSteps", func(o *Options) { o.ChainSteps = 50 }},
+		{"ChainSteps", func(o *Options) { o.ChainSteps, o.MaxLag = 120, 10 }},
+		{"MaxLag", func(o *Options) { o.MaxLag = 0 }},
+		{"MaxLag", func(o *Options) { o.MaxLag = 50 }},
 	} {
 		o := valid
 		tc.edit(&o)
-		if err := o.checkValues(); err == nil || !strings.Contains(err.Error(), "flag -"+tc.flag+" ") {
-			t.Errorf("-%s out of range: error %v, want one naming it", tc.flag, err)
+		if err := o.checkValues(); err == nil || !strings.Contains(err.Error(), "Options."+tc.option+" ") {
+			t.Errorf("Options.%s out of range: error %v, want one naming it", tc.option, err)
 		}
 	}
 	// Without an attribute or FID, their flags are not checked.

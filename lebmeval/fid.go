@@ -66,7 +66,7 @@ func writeSampleGrid(samples *datasets.Images, out string) error {
 // covariance would be singular.
 func checkFIDSamples(n, dim int, what string) error {
 	if n <= dim {
-		return fmt.Errorf("-fid-samples %d: want more samples than the %d %s feature dimensions for a usable covariance", n, dim, what)
+		return fmt.Errorf("Options.FIDSamples %d: want more samples than the %d %s feature dimensions for a usable covariance", n, dim, what)
 	}
 	return nil
 }
@@ -93,10 +93,10 @@ func loadSampleMetrics(b backends.Backend, o Options, h, w, c int) (*sampleMetri
 	var err error
 	if o.Inception != "" {
 		if m.inception, err = fid.Load(b, o.Inception); err != nil {
-			return nil, fmt.Errorf("flag -inception: %w", err)
+			return nil, fmt.Errorf("Options.Inception: %w", err)
 		}
 		if err := checkFIDSamples(o.FIDSamples, m.inception.FeatureDim(), "Inception"); err != nil {
-			return nil, fmt.Errorf("flag -inception: %w", err)
+			return nil, fmt.Errorf("Options.Inception: %w", err)
 		}
 		if err := m.loadInceptionStats(); err != nil {
 			return nil, err
@@ -104,7 +104,7 @@ func loadSampleMetrics(b backends.Backend, o Options, h, w, c int) (*sampleMetri
 	}
 	if o.Classifier != "" {
 		if err := m.loadClassifier(b, h, w, c); err != nil {
-			return nil, fmt.Errorf("flag -classifier: %w", err)
+			return nil, fmt.Errorf("Options.Classifier: %w", err)
 		}
 	}
 	return m, nil
@@ -143,20 +143,20 @@ func (m *sampleMetrics) compute(samples *datasets.Images, s *evalfile.Report, in
 	}
 	if m.inception != nil {
 		if err := m.inceptionFID(samples, s, fidResamples); err != nil {
-			return fmt.Errorf("flag -inception: %w", err)
+			return fmt.Errorf("Options.Inception: %w", err)
 		}
 		fmt.Printf("FID %.4f (%d samples)\n", s.FID, samples.N)
 	}
 	if m.clf != nil {
 		ev, err := m.clf.Evaluate(samples, m.o.Batch)
 		if err != nil {
-			return fmt.Errorf("flag -classifier: %w", err)
+			return fmt.Errorf("Options.Classifier: %w", err)
 		}
 		if s.ClassifierFID, err = eval.FrechetDistanceToStats(ev.Features, m.clfMu, m.clfSigma); err != nil {
-			return fmt.Errorf("flag -classifier: %w", err)
+			return fmt.Errorf("Options.Classifier: %w", err)
 		}
 		if s.ClassifierFIDInterval, err = fidInterval(ev.Features, m.clfMu, m.clfSigma, resamples, ""); err != nil {
-			return fmt.Errorf("flag -classifier: %w", err)
+			return fmt.Errorf("Options.Classifier: %w", err)
 		}
 		s.Classifier = m.o.Classifier
 		fmt.Printf("classifier-FID %.4f (%d samples)\n", s.ClassifierFID, samples.N)
@@ -221,13 +221,13 @@ func (m *sampleMetrics) loadInceptionStats() error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if o.FIDTrainN > 0 && o.FIDTrainN <= dim {
-			return fmt.Errorf("flag -fid-train-n %d: want more training images than the %d Inception feature dimensions (or 0: all)", o.FIDTrainN, dim)
+			return fmt.Errorf("Options.FIDTrainN %d: want more training images than the %d Inception feature dimensions (or 0: all)", o.FIDTrainN, dim)
 		}
 		return nil
 	case err != nil:
-		return fmt.Errorf("flag -fid-stats: %w", err)
+		return fmt.Errorf("Options.FIDStats: %w", err)
 	case len(mu) != dim:
-		return fmt.Errorf("flag -fid-stats %s: %d-d statistics, but the network's features are %d-d", m.statsPath, len(mu), dim)
+		return fmt.Errorf("Options.FIDStats %s: %d-d statistics, but the network's features are %d-d", m.statsPath, len(mu), dim)
 	}
 	m.mu, m.sigma = mu, sigma
 	return nil
@@ -242,7 +242,7 @@ func trainingStats(net *fid.Network, o Options, path string) ([]float64, *mat.Sy
 	}
 	train = train.Head(o.FIDTrainN)
 	if err := checkFIDSamples(train.N, net.FeatureDim(), "Inception"); err != nil {
-		return nil, nil, fmt.Errorf("training statistics of %s (-fid-train-n): %w", train.Name, err)
+		return nil, nil, fmt.Errorf("training statistics of %s (Options.FIDTrainN): %w", train.Name, err)
 	}
 	features, err := withBar(net, "Inception features of "+train.Name, func() ([]float64, error) { return net.Features(train, o.Batch) })
 	if err != nil {
@@ -286,16 +286,16 @@ func withBar(net *fid.Network, what string, fn func() ([]float64, error)) ([]flo
 func defaultFIDStatsPath(o Options) (string, error) {
 	f, err := os.Open(o.Inception)
 	if err != nil {
-		return "", fmt.Errorf("-inception: %w", err)
+		return "", fmt.Errorf("Options.Inception: %w", err)
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("-inception %s: %w", o.Inception, err)
+		return "", fmt.Errorf("Options.Inception %s: %w", o.Inception, err)
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("no cache folder for the FID training statistics (set -fid-stats): %w", err)
+		return "", fmt.Errorf("no cache folder for the FID training statistics (set Options.FIDStats): %w", err)
 	}
 	n := "all"
 	if o.FIDTrainN > 0 {

@@ -108,12 +108,12 @@ func TestInceptionFIDBadInput(t *testing.T) {
 		edit    func(*Options)
 		mention []string
 	}{
-		{"no weights file", func(o *Options) { o.Inception = "none.pth" }, []string{"-inception", "none.pth"}},
-		{"not a state dict", func(o *Options) { o.Inception = "../fid/testdata/not-a-state-dict.pth" }, []string{"-inception", "want a state dict"}},
-		{"too few samples", func(o *Options) { o.FIDSamples = 100 }, []string{"-fid-samples 100", "128 Inception feature dimensions"}},
-		{"too few training images", func(o *Options) { o.FIDTrainN = 50 }, []string{"-fid-train-n", "50"}},
-		{"negative training images", func(o *Options) { o.FIDTrainN = -1 }, []string{"-fid-train-n -1"}},
-		{"statistics of another network", func(o *Options) { o.FIDStats = wrongDim }, []string{"-fid-stats", "3-d statistics", "128-d"}},
+		{"no weights file", func(o *Options) { o.Inception = "none.pth" }, []string{"Options.Inception", "none.pth"}},
+		{"not a state dict", func(o *Options) { o.Inception = "../fid/testdata/not-a-state-dict.pth" }, []string{"Options.Inception", "want a state dict"}},
+		{"too few samples", func(o *Options) { o.FIDSamples = 100 }, []string{"Options.FIDSamples 100", "128 Inception feature dimensions"}},
+		{"too few training images", func(o *Options) { o.FIDTrainN = 50 }, []string{"Options.FIDTrainN", "50"}},
+		{"negative training images", func(o *Options) { o.FIDTrainN = -1 }, []string{"Options.FIDTrainN -1"}},
+		{"statistics of another network", func(o *Options) { o.FIDStats = wrongDim }, []string{"Options.FIDStats", "3-d statistics", "128-d"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := fidOptions(t, runDir)
@@ -127,7 +127,7 @@ func TestInceptionFIDBadInput(t *testing.T) {
 			}
 			// Refused before the slow work, which starts by creating -out.
 			if _, err := os.Stat(o.Out); err == nil {
-				t.Errorf("-out %s was created", o.Out)
+				t.Errorf("Options.Out %s was created", o.Out)
 			}
 		})
 	}
@@ -157,7 +157,7 @@ func TestDefaultFIDStatsPathNamesItsInputs(t *testing.T) {
 			t.Errorf("different inputs share the statistics file %s", base)
 		}
 	}
-	if _, err := defaultFIDStatsPath(Options{Inception: filepath.Join(dir, "none.pth")}); err == nil || !strings.Contains(err.Error(), "-inception") {
+	if _, err := defaultFIDStatsPath(Options{Inception: filepath.Join(dir, "none.pth")}); err == nil || !strings.Contains(err.Error(), "Options.Inception") {
 		t.Errorf("missing weights: error %v, want one naming -inception", err)
 	}
 }

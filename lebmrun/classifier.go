@@ -20,6 +20,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/mnist"
 	"github.com/edlebm/edlebm/eval"
 	"github.com/edlebm/edlebm/evalfile"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -69,13 +70,17 @@ type classifierRecord struct {
 // statistics — the floor a perfect generator would reach with that many
 // samples).
 func TrainClassifier(o ClassifierOptions) error {
-	if o.Epochs < 1 || o.Batch < 1 || o.TrainN < 0 {
-		return fmt.Errorf("want -epochs ≥ 1, -batch ≥ 1 and -train-n ≥ 0 (got %d, %d, %d)", o.Epochs, o.Batch, o.TrainN)
+	if err := flagcheck.CheckOptions(
+		flagcheck.Rule{Flag: "Epochs", Value: o.Epochs, OK: o.Epochs >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "Batch", Value: o.Batch, OK: o.Batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "TrainN", Value: o.TrainN, OK: o.TrainN >= 0, Want: "≥ 0 (0: every image)"},
+	); err != nil {
+		return fmt.Errorf("lebmrun: %w", err)
 	}
 	defaults := classifier.DefaultConfig()
 	cfg, err := defaults.WithSettings(o.Set)
 	if err != nil {
-		return fmt.Errorf("flag -set: %w", err)
+		return fmt.Errorf("Options.Set: %w", err)
 	}
 	trainSet, testSet, err := loadClassifierData(o)
 	if err != nil {
@@ -95,7 +100,7 @@ func TrainClassifier(o ClassifierOptions) error {
 	folder := training.Folder{Dir: o.Out}
 	writer, err := folder.Claim()
 	if err != nil {
-		return fmt.Errorf("flag -out: %w", err)
+		return fmt.Errorf("Options.Out: %w", err)
 	}
 	defer writer.Release()
 	model, err := openClassifier(b, cfg, folder.Checkpoints())
@@ -112,13 +117,13 @@ func TrainClassifier(o ClassifierOptions) error {
 // images.
 func loadClassifierData(o ClassifierOptions) (trainSet, testSet *datasets.Images, err error) {
 	if trainSet, err = mnist.Load(o.DataDir, "train"); err != nil {
-		return nil, nil, fmt.Errorf("flag -data-dir: %w", err)
+		return nil, nil, fmt.Errorf("Options.DataDir: %w", err)
 	}
 	if o.TrainN > 0 {
 		trainSet = trainSet.Head(o.TrainN)
 	}
 	if testSet, err = mnist.Load(o.DataDir, "test"); err != nil {
-		return nil, nil, fmt.Errorf("flag -data-dir: %w", err)
+		return nil, nil, fmt.Errorf("Options.DataDir: %w", err)
 	}
 	return trainSet, testSet, nil
 }
@@ -128,7 +133,7 @@ func loadClassifierData(o ClassifierOptions) (trainSet, testSet *datasets.Images
 func fitClassifier(model *classifier.Model, trainSet *datasets.Images, folder training.Folder, o ClassifierOptions) error {
 	batches, err := datasets.NewBatches(trainSet, o.Batch, datasets.WithSeed(uint64(model.Config().Seed)))
 	if err != nil {
-		return fmt.Errorf("flag -batch: %w", err)
+		return fmt.Errorf("Options.Batch: %w", err)
 	}
 	perEpoch := int64(batches.BatchesPerEpoch())
 	if step := model.Step(); step > 0 {
@@ -161,7 +166,7 @@ func openClassifier(b backends.Backend, cfg classifier.Config, ckpt string) (*cl
 		return nil, err
 	}
 	if diff := cfg.Changes(model.Config()); len(diff) > 0 {
-		return nil, fmt.Errorf("%s holds a classifier with other settings (this run asks for %s); use another -out, or the -set that run used",
+		return nil, fmt.Errorf("%s holds a classifier with other settings (this run asks for %s); use another Options.Out, or the Options.Set that run used",
 			ckpt, strings.Join(diff, ", "))
 	}
 	return model, nil

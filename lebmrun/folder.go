@@ -66,7 +66,7 @@ func loadFolder(o Options, folder training.Folder) (runData, error) {
 	fmt.Printf("training images decoded batch by batch: %d of them would take more than %.4g MiB\n", trainSet.Len(), float64(o.StreamAbove)/(1<<20))
 	stream, err := datasets.NewStream(trainSet, datasets.StreamOptions{BatchSize: o.Batch, Seed: uint64(o.Config.Seed)})
 	if err != nil {
-		return runData{}, fmt.Errorf("flag -batch: %w", err)
+		return runData{}, fmt.Errorf("Options.Batch: %w", err)
 	}
 	data.batches, data.trainN = stream, stream.Len()
 	return data, nil
@@ -90,12 +90,12 @@ func openSplit(o Options, folder training.Folder) (split *imagefolder.Split, isN
 		return nil, false, err
 	}
 	if o.DataDir == "" {
-		return nil, false, fmt.Errorf("flag -data-dir: required for -data %s: the folder of your PNG and JPEG images", o.Config.Data)
+		return nil, false, fmt.Errorf("Options.DataDir: required for Options.Config.Data %s: the folder of your PNG and JPEG images", o.Config.Data)
 	}
 	h, _, c := o.Config.Generator.OutputShape()
 	split, err = imagefolder.New(o.DataDir, imagefolder.Options{Size: h, Channels: c, TestFraction: o.TestFraction, Seed: uint64(o.Config.Seed), Enlarge: o.Enlarge})
 	if err != nil {
-		return nil, false, fmt.Errorf("flag -data-dir: %w", err)
+		return nil, false, fmt.Errorf("Options.DataDir: %w", err)
 	}
 	if n := len(split.Skipped); n > 0 {
 		fmt.Printf("skipped, not .png, .jpg or .jpeg: %d file(s): %s\n", n, strings.Join(split.Skipped[:min(n, 3)], ", ")+map[bool]string{true: ", …"}[n > 3])

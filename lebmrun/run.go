@@ -28,6 +28,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/celeba"
 	"github.com/edlebm/edlebm/datasets/download"
 	"github.com/edlebm/edlebm/datasets/imagefolder"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/training"
@@ -110,22 +111,27 @@ type Options struct {
 func (o Options) withDefaults() (Options, error) {
 	o.Grid, o.Recon, o.StreamAbove = cmp.Or(o.Grid, 64), cmp.Or(o.Recon, 32), cmp.Or(o.StreamAbove, DefaultStreamAbove)
 	o.CheckpointEvery, o.PicturesEvery = cmp.Or(o.CheckpointEvery, 10*time.Minute), cmp.Or(o.PicturesEvery, 5*time.Minute)
-	for _, f := range []struct {
-		name string
-		ok   bool
-		want string
-	}{
-		{"Epochs", o.Epochs >= 1, "≥ 1"}, {"Batch", o.Batch >= 1, "≥ 1"}, {"TrainSize", o.TrainSize >= 0, "≥ 0"},
-		{"Grid", o.Grid >= 1, "≥ 1"}, {"Recon", o.Recon >= 1, "≥ 1"}, {"KeepEpochs", o.KeepEpochs >= 0, "≥ 0"},
-		{"CheckpointEvery", o.CheckpointEvery > 0, "> 0"}, {"PicturesEvery", o.PicturesEvery > 0, "> 0"},
-		{"StopAfter", o.StopAfter >= 0, "≥ 0"}, {"Devices", o.Devices >= 0, "≥ 0"}, {"StreamAbove", o.StreamAbove > 0, "> 0"},
-	} {
-		if !f.ok {
-			return o, fmt.Errorf("lebmrun: Options.%s must be %s", f.name, f.want)
-		}
+	trainImages, known := byname.TrainImages[o.Config.Data]
+	if err := flagcheck.CheckOptions(
+		flagcheck.Rule{Flag: "Epochs", Value: o.Epochs, OK: o.Epochs >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "Batch", Value: o.Batch, OK: o.Batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "TrainSize", Value: o.TrainSize, OK: o.TrainSize >= 0, Want: "≥ 0 (0: every image)"},
+		flagcheck.Rule{Flag: "TrainSize", Value: o.TrainSize, OK: o.TrainSize == 0 || o.Batch <= o.TrainSize, Want: fmt.Sprintf("at least Options.Batch %d", o.Batch)},
+		flagcheck.Rule{Flag: "Batch", Value: o.Batch, OK: !known || o.Batch <= trainImages, Want: fmt.Sprintf("at most the %d training images of %s", trainImages, o.Config.Data)},
+		flagcheck.Rule{Flag: "Config.AnomalyHoldout", Value: o.Config.AnomalyHoldout, OK: o.Config.AnomalyHoldout >= -1, Want: "a class (≥ 0), or -1 for none"},
+		flagcheck.Rule{Flag: "Grid", Value: o.Grid, OK: o.Grid >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "Recon", Value: o.Recon, OK: o.Recon >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "KeepEpochs", Value: o.KeepEpochs, OK: o.KeepEpochs >= 0, Want: "≥ 0"},
+		flagcheck.Rule{Flag: "CheckpointEvery", Value: o.CheckpointEvery, OK: o.CheckpointEvery > 0, Want: "> 0"},
+		flagcheck.Rule{Flag: "PicturesEvery", Value: o.PicturesEvery, OK: o.PicturesEvery > 0, Want: "> 0"},
+		flagcheck.Rule{Flag: "StopAfter", Value: o.StopAfter, OK: o.StopAfter >= 0, Want: "≥ 0 (0: run to the end)"},
+		flagcheck.Rule{Flag: "Devices", Value: o.Devices, OK: o.Devices >= 0, Want: "≥ 0 (0: every GPU on CUDA, one device elsewhere)"},
+		flagcheck.Rule{Flag: "StreamAbove", Value: o.StreamAbove, OK: o.StreamAbove > 0, Want: "> 0"},
+	); err != nil {
+		return o, fmt.Errorf("lebmrun: %w", err)
 	}
 	if o.Out == "" {
-		return o, fmt.Errorf("lebmrun: Options.Out, the run folder, is required")
+		return o, fmt.Errorf("lebmrun: Options.Out: required (the run folder)")
 	}
 	return o, nil
 }
@@ -149,7 +155,7 @@ func Train(o Options) error {
 		return err
 	}
 	if info, err := os.Stat(o.Out); err == nil && !info.IsDir() {
-		return fmt.Errorf("flag -out %s: a file, not a folder", o.Out)
+		return fmt.Errorf("Options.Out %s: a file, not a folder", o.Out)
 	}
 	if err := fetchData(o); err != nil {
 		return err
@@ -164,7 +170,7 @@ func Train(o Options) error {
 	folder := training.Folder{Dir: o.Out}
 	writer, err := folder.ClaimIfExists()
 	if err != nil {
-		return fmt.Errorf("flag -out: %w", err)
+		return fmt.Errorf("Options.Out: %w", err)
 	}
 	defer func() { writer.Release() }()
 	ckptDir := folder.Checkpoints()
@@ -180,7 +186,7 @@ func Train(o Options) error {
 	defer batches.Close()
 	if writer == nil {
 		if writer, err = folder.Claim(); err != nil {
-			return fmt.Errorf("flag -out: %w", err)
+			return fmt.Errorf("Options.Out: %w", err)
 		}
 	}
 	if data.newSplit != nil {
@@ -216,12 +222,12 @@ func fetchData(o Options) error {
 		return nil
 	}
 	if _, ok := download.Registry[o.Config.Data]; !ok {
-		return fmt.Errorf("flag -download: no official download for %s (CelebA must be fetched by hand)", o.Config.Data)
+		return fmt.Errorf("Options.Download: no official download for %s (CelebA must be fetched by hand)", o.Config.Data)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := download.FetchDataset(ctx, o.Config.Data, o.DataDir, download.WithProgress(os.Stdout)); err != nil {
-		return fmt.Errorf("flag -download: %w", err)
+		return fmt.Errorf("Options.Download: %w", err)
 	}
 	return nil
 }
@@ -233,7 +239,7 @@ func fetchData(o Options) error {
 func openBackend(o Options) (backends.Backend, int, error) {
 	choice, err := backend.Resolve(o.Backend)
 	if err != nil {
-		return nil, 0, fmt.Errorf("flag -backend: %w", err)
+		return nil, 0, fmt.Errorf("Options.Backend: %w", err)
 	}
 	if paper, err := lebm.DefaultConfig(o.Config.Data); err == nil && o.Config.Data != lebm.FolderData {
 		paper.Seed = o.Config.Seed // the paper has none; -seed is reported by the run
@@ -269,10 +275,10 @@ func (o Options) deviceCount(choice backend.Choice, available int) (int, error) 
 		}
 	}
 	if n > available {
-		return 0, fmt.Errorf("flag -devices %d: the backend (%s) has %d device(s)", n, choice.Config, available)
+		return 0, fmt.Errorf("Options.Devices %d: the backend (%s) has %d device(s)", n, choice.Config, available)
 	}
 	if o.Batch%n != 0 {
-		return 0, fmt.Errorf("flag -batch %d: does not split over %d devices (-devices); want a multiple of %d", o.Batch, n, n)
+		return 0, fmt.Errorf("Options.Batch %d: does not split over %d devices (-devices); want a multiple of %d", o.Batch, n, n)
 	}
 	if n > 1 {
 		fmt.Printf("data-parallel over %d devices: %d images of each batch of %d per device\n", n, o.Batch/n, o.Batch)
@@ -321,11 +327,11 @@ func loadData(o Options, folder training.Folder) (runData, error) {
 	}
 	if !byname.IsCelebA(o.Config.Data) {
 		if train, err = loadSplit(o, "train", trainLimit); err != nil {
-			return runData{}, fmt.Errorf("flag -data-dir: %w", err)
+			return runData{}, fmt.Errorf("Options.DataDir: %w", err)
 		}
 	}
 	if test, err = loadSplit(o, "test", testLimit); err != nil {
-		return runData{}, fmt.Errorf("flag -data-dir: %w", err)
+		return runData{}, fmt.Errorf("Options.DataDir: %w", err)
 	}
 	if train, test, err = checkSets(o, train, test); err != nil {
 		return runData{}, err
@@ -334,7 +340,7 @@ func loadData(o Options, folder training.Folder) (runData, error) {
 		stream, err := celeba.NewStream(o.DataDir, byname.CelebAOptions(o.Config.Data, "train", o.TrainSize),
 			datasets.StreamOptions{BatchSize: o.Batch, Seed: uint64(o.Config.Seed)})
 		if err != nil {
-			return runData{}, fmt.Errorf("flag -data-dir %s: %w", o.DataDir, err)
+			return runData{}, fmt.Errorf("Options.DataDir %s: %w", o.DataDir, err)
 		}
 		return runData{batches: stream, trainN: stream.Len(), test: test}, nil
 	}
@@ -347,7 +353,7 @@ func inMemoryBatches(o Options, train, test *datasets.Images) (runData, error) {
 	train = train.Head(o.TrainSize)
 	b, err := datasets.NewBatches(train, o.Batch, datasets.WithSeed(uint64(o.Config.Seed)))
 	if err != nil {
-		return runData{}, fmt.Errorf("flag -batch: %w", err)
+		return runData{}, fmt.Errorf("Options.Batch: %w", err)
 	}
 	return runData{batches: inMemory{b}, trainN: train.N, test: test}, nil
 }
@@ -358,17 +364,17 @@ func checkSets(o Options, train, test *datasets.Images) (*datasets.Images, *data
 	if o.Config.AnomalyHoldout >= 0 {
 		split, err := datasets.PaperAnomalySplit(train, test, o.Config.AnomalyHoldout)
 		if err != nil {
-			return nil, nil, fmt.Errorf("flag -anomaly-holdout: %w", err)
+			return nil, nil, fmt.Errorf("Options.Config.AnomalyHoldout: %w", err)
 		}
 		train, test = split.Train, split.Test
 	}
 	h, w, c := o.Config.Generator.OutputShape()
 	if test.Height != h || test.Width != w || test.Channels != c {
-		return nil, nil, fmt.Errorf("flag -data-dir %s: images are %d×%d×%d but the %s generator makes %d×%d×%d",
+		return nil, nil, fmt.Errorf("Options.DataDir %s: images are %d×%d×%d but the %s generator makes %d×%d×%d",
 			o.DataDir, test.Height, test.Width, test.Channels, o.Config.Data, h, w, c)
 	}
 	if o.Recon > test.N && o.Config.Data != lebm.FolderData { // a folder's few test images make a smaller grid
-		return nil, nil, fmt.Errorf("flag -recon %d: the test split has only %d images", o.Recon, test.N)
+		return nil, nil, fmt.Errorf("Options.Recon %d: the test split has only %d images", o.Recon, test.N)
 	}
 	return train, test, nil
 }
@@ -393,7 +399,7 @@ func openModel(b backends.Backend, cfg lebm.Config, dir string) (*lebm.Model, er
 	}
 	saved := model.Config()
 	if asked := cfg.Changes(saved); len(asked) > 0 {
-		return nil, fmt.Errorf("%s holds a checkpoint of a different model: this run asks for %s, the checkpoint has %s; use another -out, or the flags and -set that run used",
+		return nil, fmt.Errorf("%s holds a checkpoint of a different model: this run asks for %s, the checkpoint has %s; use another Options.Out, or the settings that run used",
 			dir, strings.Join(asked, ", "), strings.Join(saved.Changes(cfg), ", "))
 	}
 	fmt.Printf("resuming from %s at step %d\n", dir, model.Step())

@@ -139,7 +139,7 @@ func Score(o ScoreOptions) (*ScoreReport, []ScoredImage, error) {
 	ckpt := training.Folder{Dir: o.Run}.Checkpoints()
 	model, err := lebm.Load(b, ckpt)
 	if err != nil {
-		return nil, nil, fmt.Errorf("flag -run: %w", err)
+		return nil, nil, fmt.Errorf("Options.Run: %w", err)
 	}
 	h, _, c := model.Config().Generator.OutputShape()
 	if split, err := imagefolder.Read(training.Folder{Dir: o.Run}.DataSplit(), ""); err == nil && split.Enlarge {
@@ -147,7 +147,7 @@ func Score(o ScoreOptions) (*ScoreReport, []ScoredImage, error) {
 	}
 	set, err := imagefolder.List(o.Images, imagefolder.Options{Size: h, Channels: c, Enlarge: o.Enlarge})
 	if err != nil {
-		return nil, nil, fmt.Errorf("flag -images: %w", err)
+		return nil, nil, fmt.Errorf("Options.Images: %w", err)
 	}
 	anomalous, err := o.anomalies(set)
 	if err != nil {
@@ -158,7 +158,7 @@ func Score(o ScoreOptions) (*ScoreReport, []ScoredImage, error) {
 	}
 	images, err := datasets.LoadSource(set, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("flag -images: %w", err)
+		return nil, nil, fmt.Errorf("Options.Images: %w", err)
 	}
 	if err := model.Seed(o.Seed); err != nil {
 		return nil, nil, err
@@ -205,7 +205,7 @@ func (o ScoreOptions) anomalies(set *imagefolder.Set) ([]bool, error) {
 		for i := range out {
 			v, ok := byFile[set.RelPath(i)]
 			if !ok {
-				return nil, fmt.Errorf("flag -labels %s: no row for %s", o.Labels, set.RelPath(i))
+				return nil, fmt.Errorf("Options.Labels %s: no row for %s", o.Labels, set.RelPath(i))
 			}
 			out[i] = v
 		}
@@ -214,7 +214,7 @@ func (o ScoreOptions) anomalies(set *imagefolder.Set) ([]bool, error) {
 		classes := set.Classes()
 		for _, c := range o.AnomalousClasses {
 			if !slices.Contains(classes, c) {
-				return nil, fmt.Errorf("flag -anomalous-classes: %s has no class folder %q; its class folders are %v", o.Images, c, classes)
+				return nil, fmt.Errorf("Options.AnomalousClasses: %s has no class folder %q; its class folders are %v", o.Images, c, classes)
 			}
 		}
 		out := make([]bool, set.Len())
@@ -231,14 +231,14 @@ func (o ScoreOptions) anomalies(set *imagefolder.Set) ([]bool, error) {
 func readAnomalyLabels(path string) (map[string]bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("flag -labels: %w", err)
+		return nil, fmt.Errorf("Options.Labels: %w", err)
 	}
 	defer f.Close()
 	r := csv.NewReader(f)
 	r.FieldsPerRecord = 2
 	r.TrimLeadingSpace = true
 	if _, err := r.Read(); err != nil {
-		return nil, fmt.Errorf("flag -labels %s: %w (want a header, then rows \"file,anomaly\")", path, err)
+		return nil, fmt.Errorf("Options.Labels %s: %w (want a header, then rows \"file,anomaly\")", path, err)
 	}
 	out := map[string]bool{}
 	for {
@@ -247,15 +247,15 @@ func readAnomalyLabels(path string) (map[string]bool, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("flag -labels %s: %w", path, err)
+			return nil, fmt.Errorf("Options.Labels %s: %w", path, err)
 		}
 		line, _ := r.FieldPos(1)
 		v, err := parseAnomaly(rec[1])
 		if err != nil {
-			return nil, fmt.Errorf("flag -labels %s, line %d: %w", path, line, err)
+			return nil, fmt.Errorf("Options.Labels %s, line %d: %w", path, line, err)
 		}
 		if _, dup := out[rec[0]]; dup {
-			return nil, fmt.Errorf("flag -labels %s, line %d: a second row for %s", path, line, rec[0])
+			return nil, fmt.Errorf("Options.Labels %s, line %d: a second row for %s", path, line, rec[0])
 		}
 		out[rec[0]] = v
 	}
@@ -327,7 +327,7 @@ func (r *ScoreReport) measureAUPRC(scores []float64, anomalous []bool, resamples
 // into o.Out; order[r] is the image ranked r-th.
 func writeScores(o ScoreOptions, images *datasets.Images, order []int, ranked []ScoredImage, report *ScoreReport) error {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return fmt.Errorf("flag -out: %w", err)
+		return fmt.Errorf("Options.Out: %w", err)
 	}
 	labelled := report.AUPRCInterval != nil
 	err := atomicfile.Write(filepath.Join(o.Out, ScoresFile), func(w io.Writer) error {

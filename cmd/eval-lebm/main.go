@@ -42,6 +42,7 @@ import (
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/lebmeval"
 	"github.com/edlebm/edlebm/training"
@@ -84,6 +85,6 @@ func main() {
 	flag.BoolVar(&o.EachEpoch, "each-epoch", false, "also measure every end-of-epoch snapshot in RUN/"+training.EpochsDir+" (train-lebm -keep-epochs): reconstruction MSE, the FIDs asked for and the prior chains' R̂, with the same settings, into summary.json's \"epochs\" (compare-evals plots them)")
 	flag.Parse()
 	if err := lebmeval.Evaluate(o); err != nil {
-		log.Fatalf("eval-lebm: %v", err)
+		log.Fatalf("eval-lebm: %v", flagcheck.FlagsOf(&o, flag.CommandLine).Explain(err))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebmrun"
 )
 
@@ -43,7 +44,9 @@ func main() {
 	}
 	report, ranked, err := lebmrun.Score(o)
 	if err != nil {
-		log.Fatalf("score-images: %v", err)
+		flags := flagcheck.FlagsOf(&o, flag.CommandLine)
+		flags["AnomalousClasses"] = "anomalous-classes" // parsed from one string
+		log.Fatalf("score-images: %v", flags.Explain(err))
 	}
 	fmt.Printf("the least typical of %d images:\n", report.N)
 	for _, r := range ranked[:min(5, len(ranked))] {

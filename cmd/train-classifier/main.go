@@ -22,6 +22,7 @@ import (
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/classifier"
 	"github.com/edlebm/edlebm/datasets/mnist"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebmrun"
 	"github.com/edlebm/edlebm/training"
 )
@@ -55,6 +56,7 @@ func main() {
 
 // run trains the classifier of o (lebmrun.TrainClassifier).
 func run(o options) error {
-	return lebmrun.TrainClassifier(lebmrun.ClassifierOptions{DataDir: o.dataDir, Out: o.out, Backend: o.backend, Set: o.set,
+	err := lebmrun.TrainClassifier(lebmrun.ClassifierOptions{DataDir: o.dataDir, Out: o.out, Backend: o.backend, Set: o.set,
 		Epochs: o.epochs, Batch: o.batch, TrainN: o.trainN, Stop: o.stop})
+	return flagcheck.Flags{"DataDir": "data-dir", "Out": "out", "Backend": "backend", "Set": "set", "Epochs": "epochs", "Batch": "batch", "TrainN": "train-n"}.Explain(err)
 }

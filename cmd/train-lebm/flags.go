@@ -108,21 +108,14 @@ func parseFlags(args []string) (options, error) {
 	if o.dataDir == "" && o.data != lebm.FolderData {
 		return o, fmt.Errorf("flag -data-dir: required for -data %s: the folder holding %s%s", o.data, byname.FolderContents(o.data), downloadHint(o.data))
 	}
-	trainImages, known := byname.TrainImages[o.data]
+	// The run layer checks the rest of the values (lebmrun.Options); these
+	// flags' zero would be its default there, but is no flag value.
 	return o, flagcheck.Check(
-		flagcheck.Rule{Flag: "epochs", Value: o.epochs, OK: o.epochs >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "train-size", Value: o.trainSize, OK: o.trainSize >= 0, Want: "≥ 0 (0: every image)"},
-		flagcheck.Rule{Flag: "train-size", Value: o.trainSize, OK: o.trainSize == 0 || o.batch <= o.trainSize, Want: fmt.Sprintf("at least -batch %d", o.batch)},
-		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: !known || o.batch <= trainImages, Want: fmt.Sprintf("at most the %d training images of %s", trainImages, o.data)},
-		flagcheck.Rule{Flag: "anomaly-holdout", Value: o.anomalyHoldout, OK: o.anomalyHoldout >= -1, Want: "a class (≥ 0), or -1 for none"},
 		flagcheck.Rule{Flag: "grid", Value: o.gridN, OK: o.gridN >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "recon", Value: o.reconN, OK: o.reconN >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "keep-epochs", Value: o.keepEpochs, OK: o.keepEpochs >= 0, Want: "≥ 0"},
 		flagcheck.Rule{Flag: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
 		flagcheck.Rule{Flag: "pictures-every", Value: o.picturesEvery, OK: o.picturesEvery > 0, Want: "> 0"},
-		flagcheck.Rule{Flag: "stop-after", Value: o.stopAfter, OK: o.stopAfter >= 0, Want: "≥ 0 (0: run to the end)"},
-		flagcheck.Rule{Flag: "devices", Value: o.devices, OK: o.devices >= 0, Want: "≥ 0 (0: every GPU on CUDA, one device elsewhere)"},
+		flagcheck.Rule{Flag: "stream-above-mib", Value: o.streamAboveMiB, OK: o.streamAboveMiB > 0, Want: "> 0"},
 	)
 }
 

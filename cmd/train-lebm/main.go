@@ -25,6 +25,7 @@ import (
 	"syscall"
 
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebmrun"
 )
 
@@ -51,10 +52,20 @@ func run(o options, stop <-chan os.Signal) error {
 			fmt.Println(note)
 		}
 	}
-	return lebmrun.Train(lebmrun.Options{
+	err := lebmrun.Train(lebmrun.Options{
 		Config: o.cfg, DataDir: o.dataDir, TestFraction: o.testFraction, Enlarge: o.enlarge, StreamAbove: int64(o.streamAboveMiB * (1 << 20)), Download: o.download, Out: o.out, Backend: o.backend,
 		Epochs: o.epochs, Batch: o.batch, TrainSize: o.trainSize, Grid: o.gridN, Recon: o.reconN,
 		KeepEpochs: o.keepEpochs, CheckpointEvery: o.checkpointEvery, PicturesEvery: o.picturesEvery,
 		StopAfter: o.stopAfter, Devices: o.devices, Stop: stop, AfterWrite: o.afterWrite,
 	})
+	return optionFlags.Explain(err)
+}
+
+// optionFlags names the flag that sets each of lebmrun.Options' fields, for
+// the run layer's errors.
+var optionFlags = flagcheck.Flags{
+	"Config.Data": "data", "Config.AnomalyHoldout": "anomaly-holdout", "DataDir": "data-dir", "TestFraction": "test-fraction",
+	"Enlarge": "enlarge", "Download": "download", "Out": "out", "Backend": "backend", "Epochs": "epochs", "Batch": "batch",
+	"TrainSize": "train-size", "Grid": "grid", "Recon": "recon", "KeepEpochs": "keep-epochs", "CheckpointEvery": "checkpoint-every",
+	"PicturesEvery": "pictures-every", "StopAfter": "stop-after", "Devices": "devices",
 }

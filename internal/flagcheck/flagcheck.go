@@ -1,11 +1,18 @@
 // Package flagcheck gives the commands' flag errors one shape: the flag as
 // the user typed it, its value, and what was expected — "flag -epochs 0:
 // must be ≥ 1" — rather than a list of flags or an internal field name.
+//
+// The library packages name their options instead ("Options.Epochs 0:
+// must be ≥ 1", CheckOptions): a Go caller set fields, not flags. A
+// command, which knows which of its flags sets which option, rewrites such
+// an error for its user (Flags.Explain).
 package flagcheck
 
 import (
 	"flag"
 	"fmt"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -88,3 +95,104 @@ func together(flags []string, err error) error {
 	}
 	return fmt.Errorf("flags %s together: %w", strings.Join(named, ", "), err)
 }
+
+// CheckOptions is Check for a library's options: the rules' names are
+// fields of its Options, and the error names the first that fails —
+// "Options.NAME VALUE: must be WANT".
+func CheckOptions(rules ...Rule) error {
+	for _, r := range rules {
+		if !r.OK {
+			return fmt.Errorf("%s: must be %s", OptionName(r.Flag, r.Value), r.Want)
+		}
+	}
+	return nil
+}
+
+// OptionName is "Options.NAME VALUE" (the value quoted when empty or
+// spaced), or "Options.NAME" for a nil value: how a library's error names
+// one of its options.
+func OptionName(option string, value any) string {
+	if value == nil {
+		return "Options." + option
+	}
+	v := fmt.Sprint(value)
+	if v == "" || strings.ContainsAny(v, " \t\n") {
+		v = fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprintf("Options.%s %s", option, v)
+}
+
+// Flags maps a library's option names (fields of its Options, dotted for
+// nested ones: "Config.Data") to the flags, without the dash, that set
+// them.
+type Flags map[string]string
+
+// FlagsOf maps the fields of the struct options points to (dotted paths
+// into nested structs, leaves only) to the flags of fs that write them,
+// found by address: the flags a command declared with fs.IntVar(&o.Batch,
+// "batch", …) name themselves, with no second list to keep.
+func FlagsOf(options any, fs *flag.FlagSet) Flags {
+	byAddress := map[uintptr]string{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if v := reflect.ValueOf(f.Value); v.Kind() == reflect.Pointer {
+			byAddress[v.Pointer()] = f.Name
+		}
+	})
+	out := Flags{}
+	var walk func(v reflect.Value, prefix string)
+	walk = func(v reflect.Value, prefix string) {
+		for i := range v.NumField() {
+			field, f := v.Type().Field(i), v.Field(i)
+			switch {
+			case !field.IsExported():
+			case f.Kind() == reflect.Struct:
+				walk(f, prefix+field.Name+".")
+			default:
+				if name, ok := byAddress[f.Addr().Pointer()]; ok {
+					out[prefix+field.Name] = name
+				}
+			}
+		}
+	}
+	walk(reflect.ValueOf(options).Elem(), "")
+	return out
+}
+
+// optionToken finds an option's name in an error's text.
+var optionToken = regexp.MustCompile(`Options\.[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)*`)
+
+// Explain rewrites err for the command's user: each option of f that the
+// message names becomes its flag — "flag -NAME" where it begins the message
+// or one of its wrapped parts (after ": "), "-NAME" elsewhere. Options not
+// in f keep their names. The result unwraps to err.
+func (f Flags) Explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	var b strings.Builder
+	last := 0
+	for _, m := range optionToken.FindAllStringIndex(msg, -1) {
+		name, ok := f[strings.TrimPrefix(msg[m[0]:m[1]], "Options.")]
+		if !ok {
+			continue
+		}
+		b.WriteString(msg[last:m[0]])
+		if m[0] == 0 || strings.HasSuffix(msg[:m[0]], ": ") {
+			b.WriteString("flag ")
+		}
+		b.WriteString("-" + name)
+		last = m[1]
+	}
+	b.WriteString(msg[last:])
+	return &explained{msg: b.String(), err: err}
+}
+
+// explained is an error rewritten for a command's user.
+type explained struct {
+	msg string
+	err error
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() error { return e.err }

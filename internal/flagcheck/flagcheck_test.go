@@ -78,3 +78,62 @@ func TestBlameNamesTheFlagAtFault(t *testing.T) {
 		})
 	}
 }
+
+// TestOptionsAndTheirFlags: a library's option errors name fields; a
+// command's Flags rewrite them, where they begin a message or a wrapped
+// part of it, as "flag -NAME", elsewhere as "-NAME", leaving options it
+// does not know; the result unwraps to the original.
+func TestOptionsAndTheirFlags(t *testing.T) {
+	err := CheckOptions(Rule{"Epochs", 3, true, "≥ 1"}, Rule{"Batch", 0, false, "≥ 1"})
+	if got := fmt.Sprint(err); got != "Options.Batch 0: must be ≥ 1" {
+		t.Errorf("CheckOptions: %q", got)
+	}
+	if got := OptionName("Out", "my runs"); got != `Options.Out "my runs"` {
+		t.Errorf("OptionName: %q", got)
+	}
+	flags := Flags{"Batch": "batch", "ReconN": "recon-n", "Config.Data": "data"}
+	sentinel := errors.New("the cause")
+	for _, c := range []struct{ in, want string }{
+		{"Options.Batch 0: must be ≥ 1", "flag -batch 0: must be ≥ 1"},
+		{"lebmeval: Options.Batch 64: larger than the 10 test images to reconstruct (Options.ReconN)", "lebmeval: flag -batch 64: larger than the 10 test images to reconstruct (-recon-n)"},
+		{"Options.Config.Data: the checkpoint does not name its data set: give Options.Config.Data", "flag -data: the checkpoint does not name its data set: give -data"},
+		{"Options.Seed 3: no flag sets it", "Options.Seed 3: no flag sets it"},
+		{"no options here", "no options here"},
+	} {
+		got := flags.Explain(fmt.Errorf("%s; %w", c.in, sentinel))
+		if want := c.want + "; the cause"; got.Error() != want || !errors.Is(got, sentinel) {
+			t.Errorf("Explain(%q) = %q (wraps the cause: %v), want %q", c.in, got, errors.Is(got, sentinel), want)
+		}
+	}
+	if flags.Explain(nil) != nil {
+		t.Error("Explain(nil) is not nil")
+	}
+}
+
+// TestFlagsOf: the fields a flag set writes, nested ones dotted, found by
+// address; fields no flag writes, and flags on other variables, are left
+// out.
+func TestFlagsOf(t *testing.T) {
+	var o struct {
+		Epochs int
+		Out    string
+		Read   struct {
+			Label    string
+			SkipRows int
+		}
+		Seed   int64
+		hidden int
+	}
+	var elsewhere string
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.IntVar(&o.Epochs, "epochs", 1, "")
+	fs.StringVar(&o.Out, "out", "", "")
+	fs.StringVar(&o.Read.Label, "label-column", "", "")
+	fs.IntVar(&o.Read.SkipRows, "skip-rows", 0, "")
+	fs.StringVar(&elsewhere, "methods", "", "")
+	got := FlagsOf(&o, fs)
+	want := Flags{"Epochs": "epochs", "Out": "out", "Read.Label": "label-column", "Read.SkipRows": "skip-rows"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("FlagsOf: %v, want %v", got, want)
+	}
+}
