@@ -611,7 +611,7 @@ func TestFlagRangesAtTheirBoundaries(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		option string
-		edit func(*Options)
+		edit   func(*Options)
 	}{
 		{"AttributeN", func(o *Options) { o.AttributeN = 1 }},
 		{"AttributeScale", func(o *Options) { o.AttributeScale = 0 }},
