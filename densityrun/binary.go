@@ -80,7 +80,7 @@ type binaryData struct {
 // loadBinaryData reads and binarises the -data set.
 func loadBinaryData(o BinaryOptions) (binaryData, error) {
 	if !slices.Contains(BinarySets, o.Data) {
-		return binaryData{}, fmt.Errorf("flag -data %s: want one of %s", o.Data, strings.Join(BinarySets, ", "))
+		return binaryData{}, fmt.Errorf("Options.Data %s: want one of %s", o.Data, strings.Join(BinarySets, ", "))
 	}
 	dir := o.DataDir
 	if dir == "" {
@@ -89,7 +89,7 @@ func loadBinaryData(o BinaryOptions) (binaryData, error) {
 	load := func(split string, n int) (*datasets.Images, error) {
 		im, err := byname.Load(o.Data, dir, split, 0)
 		if err != nil {
-			return nil, fmt.Errorf("flag -data-dir %s: %w", dir, err)
+			return nil, fmt.Errorf("Options.DataDir %s: %w", dir, err)
 		}
 		if im.Height != 28 || im.Width != 28 || im.Channels != 1 {
 			return nil, fmt.Errorf("%s: images of %d×%d×%d, want 28×28 gray", im.Name, im.Height, im.Width, im.Channels)
@@ -105,7 +105,7 @@ func loadBinaryData(o BinaryOptions) (binaryData, error) {
 		return binaryData{}, err
 	}
 	if o.Batch > train.N {
-		return binaryData{}, fmt.Errorf("flag -batch %d: more than the %d training images", o.Batch, train.N)
+		return binaryData{}, fmt.Errorf("Options.Batch %d: more than the %d training images", o.Batch, train.N)
 	}
 	d := binaryData{train: train, dynamic: o.Dynamic,
 		testBits: datasets.Bits(datasets.StaticBinarization(test, testBinarizationSeed))}

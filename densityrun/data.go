@@ -58,11 +58,11 @@ func openData(o Options) (d *runData, isNew bool, err error) {
 			return nil, false, fmt.Errorf("%s: a damaged data record (%v); move the run away to start afresh", recordPath, err)
 		}
 		if o.Data != "" && o.Data != rec.File {
-			return nil, false, fmt.Errorf("flag -data %s: the run in %s trained on %s", o.Data, o.Out, rec.File)
+			return nil, false, fmt.Errorf("Options.Data %s: the run in %s trained on %s", o.Data, o.Out, rec.File)
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		if o.Data == "" {
-			return nil, false, errors.New("flag -data: required: the CSV, .npy or .npz file of vectors")
+			return nil, false, errors.New("Options.Data: required: the CSV, .npy or .npz file of vectors")
 		}
 		abs, err := filepath.Abs(o.Data)
 		if err != nil {
@@ -75,11 +75,11 @@ func openData(o Options) (d *runData, isNew bool, err error) {
 	}
 	all, err := vectors.Read(rec.File, rec.Read)
 	if err != nil {
-		return nil, false, fmt.Errorf("flag -data: %w", err)
+		return nil, false, fmt.Errorf("Options.Data: %w", err)
 	}
 	if isNew {
 		if rec.Train, rec.Test, err = all.Split(rec.TestFraction, uint64(rec.Seed)); err != nil {
-			return nil, false, fmt.Errorf("flag -test-fraction: %w", err)
+			return nil, false, fmt.Errorf("Options.TestFraction: %w", err)
 		}
 		rec.N, rec.D = all.N, all.D
 		rec.Standardizer = vectors.Fit(all.Subset(rec.Train))
@@ -133,7 +133,7 @@ var _ train.Dataset = (*pointBatches)(nil)
 func newPointBatches(points []float32, d, batch int, seed uint64) (*pointBatches, error) {
 	n := len(points) / d
 	if batch < 1 || batch > n {
-		return nil, fmt.Errorf("flag -batch %d: want a value in [1, %d], the training rows", batch, n)
+		return nil, fmt.Errorf("Options.Batch %d: want a value in [1, %d], the training rows", batch, n)
 	}
 	p := &pointBatches{points: points, n: n, d: d, batch: batch, seed: seed}
 	p.seek(0)

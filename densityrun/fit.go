@@ -98,7 +98,7 @@ func openRun(backendName, dir string) (b backends.Backend, done func(), err erro
 	writer, err := training.Folder{Dir: dir}.Claim()
 	if err != nil {
 		b.Finalize()
-		return nil, nil, fmt.Errorf("flag -out: %w", err)
+		return nil, nil, fmt.Errorf("Options.Out: %w", err)
 	}
 	return b, func() { writer.Release(); b.Finalize() }, nil
 }

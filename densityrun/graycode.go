@@ -68,7 +68,7 @@ func GrayCode(o GrayCodeOptions) error {
 	for _, name := range o.Data {
 		set, err := toy2d.New(strings.TrimSpace(name))
 		if err != nil {
-			return fmt.Errorf("flag -data: %w", err)
+			return fmt.Errorf("Options.Data: %w", err)
 		}
 		sets = append(sets, set)
 	}

@@ -69,7 +69,7 @@ type isingRecord struct {
 func Ising(o IsingOptions) error {
 	truth, err := ising.Lattice(o.Side, o.Sigma)
 	if err != nil {
-		return fmt.Errorf("flag -side: %w", err)
+		return fmt.Errorf("Options.Side: %w", err)
 	}
 	b, done, err := openRun(o.Backend, o.Out)
 	if err != nil {

@@ -93,16 +93,16 @@ func (o Options) withDefaults() (Options, error) {
 	o.AIS.BaseStd, o.AIS.Seed, o.AISBase = cmp.Or(o.AIS.BaseStd, o.BaseStd), cmp.Or(o.AIS.Seed, o.Seed), cmp.Or(o.AISBase, AISBaseData)
 	for _, m := range o.Methods {
 		if !slices.Contains(density.Methods, m) {
-			return o, fmt.Errorf("flag -methods: %q, want some of %v", m, density.Methods)
+			return o, fmt.Errorf("Options.Methods: %q, want some of %v", m, density.Methods)
 		}
 	}
 	switch {
 	case o.Out == "":
-		return o, errors.New("flag -out: the run folder is required")
+		return o, errors.New("Options.Out: the run folder is required")
 	case o.Steps < 1 || o.Batch < 0 || o.CheckpointEvery < 1 || o.Samples < 1 || o.SampleSteps < 2:
 		return o, fmt.Errorf("densityrun: steps %d, batch %d, checkpoint-every %d, samples %d and sample steps %d: want ≥ 1 (sample steps ≥ 2)", o.Steps, o.Batch, o.CheckpointEvery, o.Samples, o.SampleSteps)
 	case !(o.BaseStd > 0):
-		return o, fmt.Errorf("flag -base-std %v: want a number > 0", o.BaseStd)
+		return o, fmt.Errorf("Options.BaseStd %v: want a number > 0", o.BaseStd)
 	case o.AISBase != AISBaseData && o.AISBase != AISBaseIsotropic:
 		return o, fmt.Errorf("AIS base %q: want %q or %q", o.AISBase, AISBaseData, AISBaseIsotropic)
 	}

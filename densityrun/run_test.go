@@ -217,9 +217,9 @@ func TestOptionsAreCheckedBeforeAnythingIsWritten(t *testing.T) {
 		edit func(*Options)
 		want string
 	}{
-		{"unknown method", func(o *Options) { o.Methods = []string{"mle"} }, `flag -methods: "mle"`},
+		{"unknown method", func(o *Options) { o.Methods = []string{"mle"} }, `Options.Methods: "mle"`},
 		{"ragged file", func(o *Options) { o.Data = bad }, bad + ", line 3: 1 fields, want 2"},
-		{"no data", func(o *Options) { o.Data = "" }, "flag -data: required"},
+		{"no data", func(o *Options) { o.Data = "" }, "Options.Data: required"},
 		{"batch over the rows", func(o *Options) { o.Batch = 1000 }, "batch 1000: want at most the"},
 		{"bad setting", func(o *Options) { o.Set = "toy_ed_t=-1" }, "flag -set"},
 		{"test fraction", func(o *Options) { o.TestFraction = 1 }, "test fraction 1"},

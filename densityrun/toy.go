@@ -65,7 +65,7 @@ type ToyOptions struct {
 func Toy(o ToyOptions) error {
 	set, err := toy2d.New(o.Data)
 	if err != nil {
-		return fmt.Errorf("flag -data: %w", err)
+		return fmt.Errorf("Options.Data: %w", err)
 	}
 	dir := filepath.Join(o.Out, o.Data)
 	b, done, err := openRun(o.Backend, dir)

@@ -86,14 +86,14 @@ func Compare(o Options) (string, error) {
 // Markdown.
 func compare(args []string, out, title string, resamples int) (string, error) {
 	if resamples < 0 {
-		return "", fmt.Errorf("flag -bootstrap %d: want ≥ 0 (0: no intervals)", resamples)
+		return "", fmt.Errorf("Options.Bootstrap %d: want ≥ 0 (0: no intervals)", resamples)
 	}
 	runs, err := readReports(args)
 	if err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return "", fmt.Errorf("flag -out: %w", err)
+		return "", fmt.Errorf("Options.Out: %w", err)
 	}
 	for i := range runs {
 		runs[i].link = relativeLink(out, runs[i].path)

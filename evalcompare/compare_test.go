@@ -179,7 +179,7 @@ func TestBadInput(t *testing.T) {
 		mention   []string
 	}{
 		{"no arguments", nil, 0, []string{"no reports"}},
-		{"negative resamples", []string{ed4}, -1, []string{"-bootstrap -1"}},
+		{"negative resamples", []string{ed4}, -1, []string{"Options.Bootstrap -1"}},
 		{"missing report", []string{"ed=" + filepath.Join(ed4, "nothing")}, 0, []string{"nothing", "no such file"}},
 		{"not a report", []string{notReport}, 0, []string{notReport, "not an eval-lebm"}},
 		{"empty label", []string{"=" + ed4}, 0, []string{"empty label"}},

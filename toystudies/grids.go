@@ -50,7 +50,7 @@ func (s Study) DSM(o DSMOptions) error {
 				cfg.DSMVariance = t
 			}
 			if err := cfg.Validate(); err != nil {
-				return fmt.Errorf("flag -dsm-t: %w", err)
+				return fmt.Errorf("DSMOptions.T %v: %w", t, err)
 			}
 			mse, energies, divergedAt, err := tb.cell(filepath.Join(s.Dir, "cells"), cfg)
 			if err != nil {

@@ -49,7 +49,7 @@ func InitReport(dir string) error {
 	}
 	runs = append(runs, pyRuns...)
 	if len(runs) == 0 {
-		return fmt.Errorf("flag -init-dir %s: no runs (want go/INIT-sSEED/DATA/METHOD/mse.csv or pytorch/*.jsonl)", dir)
+		return fmt.Errorf("%s: no runs (want go/INIT-sSEED/DATA/METHOD/mse.csv or pytorch/*.jsonl)", dir)
 	}
 	slices.SortFunc(runs, func(a, b initRun) int {
 		return cmp.Or(strings.Compare(a.data, b.data), strings.Compare(a.method, b.method),

@@ -71,7 +71,7 @@ func TestDSMStudyWritesOneRowPerT(t *testing.T) {
 	}{
 		{"spiral9", 1, 512, "-dsm-data spiral9"},
 		{"nonesuch", 1, 512, "-dsm-data nonesuch"},
-		{"25gaussians", -1, 512, "-dsm-t"},
+		{"25gaussians", -1, 512, "DSMOptions.T -1"},
 		{"25gaussians", 1, 100, "-dsm-points 100"},
 	} {
 		o := DSMOptions{ToySet: ToySet{Data: c.data, Points: c.points, Epochs: 1}, T: []float64{c.t}}

@@ -19,6 +19,7 @@ import (
 	"os"
 
 	"github.com/edlebm/edlebm/evalcompare"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 )
 
 func main() {
@@ -33,7 +34,7 @@ func main() {
 	_ = fs.Parse(os.Args[1:])
 	md, err := evalcompare.Compare(evalcompare.Options{Reports: fs.Args(), Out: *out, Title: *title, Bootstrap: *resamples})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "compare-evals:", err)
+		fmt.Fprintln(os.Stderr, "compare-evals:", flagcheck.Flags{"Bootstrap": "bootstrap", "Out": "out"}.Explain(err))
 		os.Exit(1)
 	}
 	fmt.Print(md)

@@ -145,11 +145,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	return densityrun.Binary(densityrun.BinaryOptions{
+	return flagcheck.Flags{"Data": "data", "DataDir": "data-dir", "Batch": "batch", "Out": "out"}.Explain(densityrun.Binary(densityrun.BinaryOptions{
 		Data: o.data, DataDir: o.dataDir, Dynamic: o.binarize == "dynamic", Configs: configs,
 		Out: o.out, Backend: o.backend, Steps: o.steps, Batch: o.batch, TrainSize: o.trainSize, TestSize: o.testSize,
 		AISChains: o.aisChains, AISTemperatures: o.aisTemperatures, Seed: o.seed, CheckpointEvery: o.checkpointEvery,
 		Command: o.command,
 		Stop:    o.stop,
-	})
+	}))
 }

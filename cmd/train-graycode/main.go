@@ -119,10 +119,10 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	return densityrun.GrayCode(densityrun.GrayCodeOptions{
+	return flagcheck.Flags{"Data": "data", "Out": "out"}.Explain(densityrun.GrayCode(densityrun.GrayCodeOptions{
 		Data: strings.Split(o.data, ","), Configs: configs, Out: o.out, Backend: o.backend,
 		Steps: o.steps, Batch: o.batch, Seed: o.seed, Grid: o.grid, MMDN: o.mmdN, CheckpointEvery: o.checkpointEvery,
 		Command: o.command,
 		Stop:    o.stop,
-	})
+	}))
 }

@@ -109,6 +109,6 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	return densityrun.Ising(densityrun.IsingOptions{Side: o.side, Sigma: o.sigma, N: o.n, DataSweeps: o.dataSweeps, Configs: cfgs,
-		Out: o.out, Backend: o.backend, Steps: o.steps, Batch: o.batch, Seed: int64(o.seed), EvalEvery: o.evalEvery, Stop: o.stop})
+	return flagcheck.Flags{"Side": "side", "Out": "out"}.Explain(densityrun.Ising(densityrun.IsingOptions{Side: o.side, Sigma: o.sigma, N: o.n, DataSweeps: o.dataSweeps, Configs: cfgs,
+		Out: o.out, Backend: o.backend, Steps: o.steps, Batch: o.batch, Seed: int64(o.seed), EvalEvery: o.evalEvery, Stop: o.stop}))
 }

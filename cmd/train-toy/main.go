@@ -134,7 +134,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	return densityrun.Toy(densityrun.ToyOptions{
+	return flagcheck.Flags{"Data": "data", "Out": "out"}.Explain(densityrun.Toy(densityrun.ToyOptions{
 		Data: o.data, Configs: configs, Out: o.out, Backend: o.backend,
 		Steps: o.steps, Batch: o.batch, Seed: o.seed, EvalEvery: o.evalEvery, EvalN: o.evalN,
 		Grid: o.grid, Extent: o.extent, Samples: o.samples, SampleSteps: o.sampleSteps, SampleEps: o.sampleEps,
@@ -143,7 +143,7 @@ func run(o options) error {
 			BaseStd: o.extent / 2},
 		TestN: o.testN,
 		Stop:  o.stop,
-	})
+	}))
 }
 
 // configs builds one validated config per requested method: the

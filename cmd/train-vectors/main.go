@@ -38,15 +38,23 @@ func main() {
 	}
 	o.Stop = training.StopSignals()
 	if _, err := densityrun.Train(o); err != nil && !errors.Is(err, training.ErrStopped) {
-		log.Fatalf("train-vectors: %v", err)
+		log.Fatalf("train-vectors: %v", optionFlags.Explain(err))
 	}
 }
+
+// optionFlags names the flag that sets each of densityrun.Options' fields
+// (parseFlags fills it), for the run layer's errors.
+var optionFlags flagcheck.Flags
 
 // parseFlags turns the command line into densityrun.Options.
 func parseFlags(args []string) (densityrun.Options, error) {
 	var o densityrun.Options
 	var methods string
 	fs := flag.NewFlagSet("train-vectors", flag.ContinueOnError)
+	defer func() {
+		optionFlags = flagcheck.FlagsOf(&o, fs)
+		optionFlags["Methods"] = "methods" // parsed from one string
+	}()
 	fs.StringVar(&o.Data, "data", "", "the file of vectors: .csv, .csv.gz, .npy or .npz (optional when resuming)")
 	fs.StringVar(&o.Read.Label, "label-column", "", "a CSV file's label column, set aside: its header name, its number from 1, or last; for .npz, the label array")
 	fs.IntVar(&o.Read.SkipRows, "skip-rows", 0, "lines to skip at the start of a CSV file (before its header, if it has one)")
