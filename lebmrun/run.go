@@ -104,6 +104,10 @@ type Options struct {
 	// AfterWrite, when set, is called after each file a step writes, named
 	// "metrics" or "checkpoint" (tests kill the run there).
 	AfterWrite func(what string)
+	// Resize, when set, is called once the backend is known and may change
+	// Epochs, Batch and TrainSize (train-lebm sizes a run for the CPU so);
+	// the line it returns, when not empty, is printed.
+	Resize func(choice backend.Choice, o *Options) string
 }
 
 // withDefaults fills the zero fields that have a default and checks the
@@ -160,7 +164,7 @@ func Train(o Options) error {
 	if err := fetchData(o); err != nil {
 		return err
 	}
-	b, devices, err := openBackend(o)
+	b, devices, err := openBackend(&o)
 	if err != nil {
 		return err
 	}
@@ -232,14 +236,22 @@ func fetchData(o Options) error {
 	return nil
 }
 
-// openBackend opens the backend -backend asks for, with as many CPU
-// devices as -devices needs, saying how the run is sized and what it
-// changed from the paper's settings; it returns the number of devices to
-// train on.
-func openBackend(o Options) (backends.Backend, int, error) {
+// openBackend opens the backend o.Backend asks for, with as many CPU
+// devices as o.Devices needs, resizing the run for it (o.Resize) and
+// saying what it changed from the paper's settings; it returns the number
+// of devices to train on.
+func openBackend(o *Options) (backends.Backend, int, error) {
 	choice, err := backend.Resolve(o.Backend)
 	if err != nil {
 		return nil, 0, fmt.Errorf("Options.Backend: %w", err)
+	}
+	if o.Resize != nil {
+		if note := o.Resize(choice, o); note != "" {
+			fmt.Println(note)
+		}
+		if _, err := o.withDefaults(); err != nil {
+			return nil, 0, fmt.Errorf("resized: %w", err)
+		}
 	}
 	if paper, err := lebm.DefaultConfig(o.Config.Data); err == nil && o.Config.Data != lebm.FolderData {
 		paper.Seed = o.Config.Seed // the paper has none; -seed is reported by the run

@@ -18,7 +18,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"log"
 	"os"
 	"os/signal"
@@ -44,19 +43,19 @@ func main() {
 	}
 }
 
-// run sizes the run for its backend, when the flags leave that open, and
-// trains it.
+// run trains the run of o, sized for its backend when the flags leave
+// that open (lebmrun resolves the backend, then asks sizeFor).
 func run(o options, stop <-chan os.Signal) error {
-	if choice, err := backend.Resolve(o.backend); err == nil { // an error is Train's to report
-		if note := o.sizeFor(choice); note != "" {
-			fmt.Println(note)
-		}
+	resize := func(choice backend.Choice, lo *lebmrun.Options) string {
+		note := o.sizeFor(choice)
+		lo.Epochs, lo.Batch, lo.TrainSize = o.epochs, o.batch, o.trainSize
+		return note
 	}
 	err := lebmrun.Train(lebmrun.Options{
 		Config: o.cfg, DataDir: o.dataDir, TestFraction: o.testFraction, Enlarge: o.enlarge, StreamAbove: int64(o.streamAboveMiB * (1 << 20)), Download: o.download, Out: o.out, Backend: o.backend,
 		Epochs: o.epochs, Batch: o.batch, TrainSize: o.trainSize, Grid: o.gridN, Recon: o.reconN,
 		KeepEpochs: o.keepEpochs, CheckpointEvery: o.checkpointEvery, PicturesEvery: o.picturesEvery,
-		StopAfter: o.stopAfter, Devices: o.devices, Stop: stop, AfterWrite: o.afterWrite,
+		StopAfter: o.stopAfter, Devices: o.devices, Stop: stop, AfterWrite: o.afterWrite, Resize: resize,
 	})
 	return optionFlags.Explain(err)
 }
