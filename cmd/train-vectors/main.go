@@ -86,11 +86,6 @@ func parseFlags(args []string) (densityrun.Options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	batchSet := false
-	fs.Visit(func(f *flag.Flag) { batchSet = batchSet || f.Name == "batch" })
-	if !batchSet {
-		o.Batch = 0 // densityrun fits it to a small table
-	}
 	o.Methods = strings.Split(methods, ",")
 	for i := range o.Methods {
 		o.Methods[i] = strings.TrimSpace(o.Methods[i])
@@ -102,7 +97,9 @@ func parseFlags(args []string) (densityrun.Options, error) {
 		base := filepath.Base(o.Data)
 		o.Out = filepath.Join("runs", "vectors-"+strings.TrimSuffix(strings.TrimSuffix(base, ".gz"), filepath.Ext(strings.TrimSuffix(base, ".gz"))))
 	}
-	return o, flagcheck.Check(
+	batchSet := false
+	fs.Visit(func(f *flag.Flag) { batchSet = batchSet || f.Name == "batch" })
+	err := flagcheck.Check(
 		flagcheck.Rule{Flag: "steps", Value: o.Steps, OK: o.Steps >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "batch", Value: o.Batch, OK: o.Batch >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "test-fraction", Value: o.TestFraction, OK: o.TestFraction > 0 && o.TestFraction < 1, Want: "in (0, 1)"},
@@ -110,6 +107,10 @@ func parseFlags(args []string) (densityrun.Options, error) {
 		flagcheck.Rule{Flag: "samples", Value: o.Samples, OK: o.Samples >= 1, Want: "≥ 1"},
 		flagcheck.Rule{Flag: "sample-steps", Value: o.SampleSteps, OK: o.SampleSteps >= 2, Want: "≥ 2"},
 		flagcheck.Rule{Flag: "ais-chains", Value: o.AIS.Chains, OK: o.AIS.Chains >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "ais-temperatures", Value: o.AIS.Temperatures, OK: o.AIS.Temperatures >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Flag: "ais-temperatures", Value: o.AIS.Temperatures, OK: o.AIS.Temperatures >= 2, Want: "≥ 2 (a check run takes half as many)"},
 	)
+	if !batchSet {
+		o.Batch = 0 // densityrun fits the default to a small table
+	}
+	return o, err
 }

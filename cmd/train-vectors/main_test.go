@@ -1,0 +1,61 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/densityrun"
+	"github.com/edlebm/edlebm/sampling"
+)
+
+// TestParseFlags: the defaults as densityrun takes them (the batch left
+// to it, fitted to a small table, unless given), the run folder named
+// after the file, and bad values named by flag.
+func TestParseFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-data", "/some/where/wine_data.csv", "-methods", "ed, dsm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Batch != 0 || o.Out != "runs/vectors-wine_data" || len(o.Methods) != 2 || o.Methods[1] != "dsm" ||
+		o.AIS.Temperatures != sampling.DefaultAISTemperatures || o.AISBase != densityrun.AISBaseData {
+		t.Errorf("defaults: %+v", o)
+	}
+	if o, err := parseFlags([]string{"-data", "x.csv", "-batch", "64"}); err != nil || o.Batch != 64 {
+		t.Errorf("-batch 64: batch %d, %v", o.Batch, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-data", "x.csv", "-batch", "0"}, "flag -batch 0: must be ≥ 1"},
+		{[]string{"-data", "x.csv", "-ais-temperatures", "1"}, "flag -ais-temperatures 1: must be ≥ 2"},
+		{[]string{"-data", "x.csv", "-test-fraction", "1"}, "flag -test-fraction 1"},
+		{nil, "flag -data: required"},
+	} {
+		if _, err := parseFlags(tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestRunLayerErrorsNameTheFlags: densityrun names its options; the
+// command explains them as the flags that set them.
+func TestRunLayerErrorsNameTheFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-data", "x.csv", "-methods", "mle"}, `flag -methods: "mle"`},
+		{[]string{"-data", "x.csv", "-base-std", "-1"}, "flag -base-std -1"},
+	} {
+		o, err := parseFlags(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Out = t.TempDir()
+		_, err = densityrun.Train(o)
+		if err = optionFlags.Explain(err); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one containing %q", tc.args, err, tc.want)
+		}
+	}
+}
