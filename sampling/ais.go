@@ -98,21 +98,23 @@ func (c AISConfig) withDefaults(dim int) (AISConfig, error) {
 	return c, c.validate(dim)
 }
 
-// Validate reports the first invalid setting, naming it and its value.
+// Validate reports the first invalid setting, naming it and its value;
+// the base's sizes are checked against the dimension by AIS.
 func (c AISConfig) Validate() error {
 	if err := c.AnnealConfig.Validate(); err != nil {
 		return err
 	}
-	return c.validate(len(c.BaseMean))
+	return c.validate(-1)
 }
 
+// validate checks c for dimension dim (-1: unknown, sizes unchecked).
 func (c AISConfig) validate(dim int) error {
 	switch {
 	case c.BaseCov == nil && (!(c.BaseStd > 0) || math.IsInf(c.BaseStd, 1)):
 		return fmt.Errorf("AIS base standard deviation = %v: must be a finite number > 0", c.BaseStd)
-	case c.BaseCov != nil && len(c.BaseCov) != dim*dim:
+	case dim >= 0 && c.BaseCov != nil && len(c.BaseCov) != dim*dim:
 		return fmt.Errorf("AIS base covariance: %d values, want %d×%d", len(c.BaseCov), dim, dim)
-	case c.BaseMean != nil && len(c.BaseMean) != dim:
+	case dim >= 0 && c.BaseMean != nil && len(c.BaseMean) != dim:
 		return fmt.Errorf("AIS base mean: %d values, want %d", len(c.BaseMean), dim)
 	case c.Kernel != "" && c.Kernel != KernelMALA && c.Kernel != KernelHMC:
 		return fmt.Errorf("AIS kernel %q: want %q or %q", c.Kernel, KernelMALA, KernelHMC)
