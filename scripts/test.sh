@@ -52,28 +52,29 @@ longest=(./lebm ./lebmeval ./cmd/train-lebm ./density ./nets ./losses)
 jemalloc=$(compgen -G '/usr/lib/*/libjemalloc.so.2' | head -1)
 # sampling's and discrete's tests run thousands of annealing steps, which
 # XLA's unoptimised code runs five to eight times slower than it compiles
-# them (docs/testing.md): they run beside the pass, with XLA's defaults.
+# them (docs/testing.md): they run with XLA's defaults, after this pass,
+# beside the SimpleGo pass.
 executing=(./sampling ./discrete)
+mapfile -t others < <(go list ./... | grep -v -x -e github.com/edlebm/edlebm/sampling -e github.com/edlebm/edlebm/discrete)
+LD_PRELOAD=$jemalloc XLA_FLAGS="${XLA_FLAGS:-} $fast_compile" EDLEBM_TEST_BACKEND=cpu go test -ldflags=-w -timeout 20m "$@" "${longest[@]}" "${others[@]}"
 executing_log=$(mktemp)
 LD_PRELOAD=$jemalloc EDLEBM_TEST_BACKEND=cpu go test -ldflags=-w -timeout 20m "$@" "${executing[@]}" > "$executing_log" 2>&1 &
 executing_pid=$!
-mapfile -t others < <(go list ./... | grep -v -x -e github.com/edlebm/edlebm/sampling -e github.com/edlebm/edlebm/discrete)
-LD_PRELOAD=$jemalloc XLA_FLAGS="${XLA_FLAGS:-} $fast_compile" EDLEBM_TEST_BACKEND=cpu go test -ldflags=-w -timeout 20m "$@" "${longest[@]}" "${others[@]}"
-executing_status=0
-wait "$executing_pid" || executing_status=$?
-cat "$executing_log"
-rm -f "$executing_log"
-[ "$executing_status" -eq 0 ] || exit "$executing_status"
 # The data-parallel tests run on XLA CPU whatever the tests' backend
 # (SimpleGo has one device): the XLA pass ran them. So did density's two
 # learning tests, thousands of steps that take SimpleGo 20 s (two thirds of
 # this pass) to show what the numerical tests here already pin down: the
 # losses, gradients and samplers computed on SimpleGo equal naive loops.
-# So did AIS at its defaults on the closed-form targets (the 64-d one
-# takes SimpleGo 8 minutes) and discrete AIS on the 8×8 Ising lattice (2
+# So did AIS at its defaults on the closed-form targets (the 20-d one
+# alone takes SimpleGo 53 s) and discrete AIS on the 8×8 Ising lattice (2
 # minutes); the starved-setting, thermodynamic-length and enumerated
 # 10-bit tests run the same annealer here.
 # Examples open the backend a user gets (auto: XLA CPU here), which the
 # XLA pass has run them on already.
 simplego_skip='Sharded|TestMethodsLearnAGaussianEnergy|TestBinaryMethodsLearnABitDistribution|TestAISAtItsDefaults|TestAISMatchesKaufman|^Example'
 EDLEBM_TEST_BACKEND=go go test -ldflags=-w -timeout 20m -skip "$simplego_skip" "$@" "${simplego_packages[@]}"
+executing_status=0
+wait "$executing_pid" || executing_status=$?
+cat "$executing_log"
+rm -f "$executing_log"
+exit "$executing_status"
