@@ -104,7 +104,7 @@ func (o Options) withDefaults() (Options, error) {
 	case !(o.BaseStd > 0):
 		return o, fmt.Errorf("Options.BaseStd %v: want a number > 0", o.BaseStd)
 	case o.AISBase != AISBaseData && o.AISBase != AISBaseIsotropic:
-		return o, fmt.Errorf("AIS base %q: want %q or %q", o.AISBase, AISBaseData, AISBaseIsotropic)
+		return o, fmt.Errorf("Options.AISBase %q: want %q or %q", o.AISBase, AISBaseData, AISBaseIsotropic)
 	}
 	return o, o.AIS.Validate()
 }

@@ -47,6 +47,12 @@ func TestRunLayerErrorsNameTheFlags(t *testing.T) {
 	}{
 		{[]string{"-data", "x.csv", "-methods", "mle"}, `flag -methods: "mle"`},
 		{[]string{"-data", "x.csv", "-base-std", "-1"}, "flag -base-std -1"},
+		{[]string{"-data", "x.csv", "-ais-base", "uniform"}, `flag -ais-base "uniform": want "data" or "isotropic"`},
+		{[]string{"-data", "x.csv", "-ais-kernel", "gibbs"}, `AIS kernel "gibbs": want "mala" or "hmc"`},
+		{[]string{"-data", "x.csv", "-ais-metric", "dense"}, `AIS metric "dense"`},
+		{[]string{"-data", "x.csv", "-ais-spacing", "geometric"}, `AIS spacing "geometric"`},
+		{[]string{"-data", "x.csv", "-ais-transitions", "-1"}, "AIS transitions = -1"},
+		{[]string{"-data", "x.csv", "-ais-step", "NaN"}, "AIS step size = NaN"},
 	} {
 		o, err := parseFlags(tc.args)
 		if err != nil {
