@@ -48,21 +48,25 @@ func AIS(backend backends.Backend, ctx *context.Context, energyOf func(*context.
 	if len(base) == 0 {
 		return res, errors.New("AIS: the base distribution has no bits")
 	}
-	logOn, logOff := make([]float64, len(base)), make([]float64, len(base))
+	probs, logOn, logOff := make([]float64, len(base)), make([]float64, len(base)), make([]float64, len(base))
 	for i, p := range base {
 		if math.IsNaN(p) {
 			return res, fmt.Errorf("AIS: base mean of bit %d is NaN", i)
 		}
-		p = min(max(p, 1e-3), 1-1e-3)
-		logOn[i], logOff[i] = math.Log(p), math.Log1p(-p)
+		probs[i] = min(max(p, 1e-3), 1-1e-3)
+		logOn[i], logOff[i] = math.Log(probs[i]), math.Log1p(-probs[i])
 	}
 	path := sampling.Path{
 		Dim: len(base),
 		SampleBase: func(rng *rand.Rand, n int) []float64 {
 			x := make([]float64, 0, n*len(base))
 			for range n {
-				for i := range base {
-					x = append(x, float64(b2i(rng.Float64() < math.Exp(logOn[i]))))
+				for _, p := range probs {
+					bit := 0.0
+					if rng.Float64() < p {
+						bit = 1
+					}
+					x = append(x, bit)
 				}
 			}
 			return x
@@ -84,12 +88,4 @@ func AIS(backend backends.Backend, ctx *context.Context, energyOf func(*context.
 			return losses.GibbsWithGradients(ctx, annealed, x, transitions)
 		}}
 	return sampling.Anneal(backend, ctx, path, kernel, cfg.AnnealConfig)
-}
-
-// b2i is 1 for true.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

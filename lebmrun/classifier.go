@@ -71,9 +71,9 @@ type classifierRecord struct {
 // samples).
 func TrainClassifier(o ClassifierOptions) error {
 	if err := flagcheck.CheckOptions(
-		flagcheck.Rule{Flag: "Epochs", Value: o.Epochs, OK: o.Epochs >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "Batch", Value: o.Batch, OK: o.Batch >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "TrainN", Value: o.TrainN, OK: o.TrainN >= 0, Want: "≥ 0 (0: every image)"},
+		flagcheck.Rule{Name: "Epochs", Value: o.Epochs, OK: o.Epochs >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "Batch", Value: o.Batch, OK: o.Batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "TrainN", Value: o.TrainN, OK: o.TrainN >= 0, Want: "≥ 0 (0: every image)"},
 	); err != nil {
 		return fmt.Errorf("lebmrun: %w", err)
 	}

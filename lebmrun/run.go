@@ -117,20 +117,20 @@ func (o Options) withDefaults() (Options, error) {
 	o.CheckpointEvery, o.PicturesEvery = cmp.Or(o.CheckpointEvery, 10*time.Minute), cmp.Or(o.PicturesEvery, 5*time.Minute)
 	trainImages, known := byname.TrainImages[o.Config.Data]
 	if err := flagcheck.CheckOptions(
-		flagcheck.Rule{Flag: "Epochs", Value: o.Epochs, OK: o.Epochs >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "Batch", Value: o.Batch, OK: o.Batch >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "TrainSize", Value: o.TrainSize, OK: o.TrainSize >= 0, Want: "≥ 0 (0: every image)"},
-		flagcheck.Rule{Flag: "TrainSize", Value: o.TrainSize, OK: o.TrainSize == 0 || o.Batch <= o.TrainSize, Want: fmt.Sprintf("at least Options.Batch %d", o.Batch)},
-		flagcheck.Rule{Flag: "Batch", Value: o.Batch, OK: !known || o.Batch <= trainImages, Want: fmt.Sprintf("at most the %d training images of %s", trainImages, o.Config.Data)},
-		flagcheck.Rule{Flag: "Config.AnomalyHoldout", Value: o.Config.AnomalyHoldout, OK: o.Config.AnomalyHoldout >= -1, Want: "a class (≥ 0), or -1 for none"},
-		flagcheck.Rule{Flag: "Grid", Value: o.Grid, OK: o.Grid >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "Recon", Value: o.Recon, OK: o.Recon >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "KeepEpochs", Value: o.KeepEpochs, OK: o.KeepEpochs >= 0, Want: "≥ 0"},
-		flagcheck.Rule{Flag: "CheckpointEvery", Value: o.CheckpointEvery, OK: o.CheckpointEvery > 0, Want: "> 0"},
-		flagcheck.Rule{Flag: "PicturesEvery", Value: o.PicturesEvery, OK: o.PicturesEvery > 0, Want: "> 0"},
-		flagcheck.Rule{Flag: "StopAfter", Value: o.StopAfter, OK: o.StopAfter >= 0, Want: "≥ 0 (0: run to the end)"},
-		flagcheck.Rule{Flag: "Devices", Value: o.Devices, OK: o.Devices >= 0, Want: "≥ 0 (0: every GPU on CUDA, one device elsewhere)"},
-		flagcheck.Rule{Flag: "StreamAbove", Value: o.StreamAbove, OK: o.StreamAbove > 0, Want: "> 0"},
+		flagcheck.Rule{Name: "Epochs", Value: o.Epochs, OK: o.Epochs >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "Batch", Value: o.Batch, OK: o.Batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "TrainSize", Value: o.TrainSize, OK: o.TrainSize >= 0, Want: "≥ 0 (0: every image)"},
+		flagcheck.Rule{Name: "TrainSize", Value: o.TrainSize, OK: o.TrainSize == 0 || o.Batch <= o.TrainSize, Want: fmt.Sprintf("at least Options.Batch %d", o.Batch)},
+		flagcheck.Rule{Name: "Batch", Value: o.Batch, OK: !known || o.Batch <= trainImages, Want: fmt.Sprintf("at most the %d training images of %s", trainImages, o.Config.Data)},
+		flagcheck.Rule{Name: "Config.AnomalyHoldout", Value: o.Config.AnomalyHoldout, OK: o.Config.AnomalyHoldout >= -1, Want: "a class (≥ 0), or -1 for none"},
+		flagcheck.Rule{Name: "Grid", Value: o.Grid, OK: o.Grid >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "Recon", Value: o.Recon, OK: o.Recon >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "KeepEpochs", Value: o.KeepEpochs, OK: o.KeepEpochs >= 0, Want: "≥ 0"},
+		flagcheck.Rule{Name: "CheckpointEvery", Value: o.CheckpointEvery, OK: o.CheckpointEvery > 0, Want: "> 0"},
+		flagcheck.Rule{Name: "PicturesEvery", Value: o.PicturesEvery, OK: o.PicturesEvery > 0, Want: "> 0"},
+		flagcheck.Rule{Name: "StopAfter", Value: o.StopAfter, OK: o.StopAfter >= 0, Want: "≥ 0 (0: run to the end)"},
+		flagcheck.Rule{Name: "Devices", Value: o.Devices, OK: o.Devices >= 0, Want: "≥ 0 (0: every GPU on CUDA, one device elsewhere)"},
+		flagcheck.Rule{Name: "StreamAbove", Value: o.StreamAbove, OK: o.StreamAbove > 0, Want: "> 0"},
 	); err != nil {
 		return o, fmt.Errorf("lebmrun: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/edlebm/edlebm/losses"
 )
@@ -41,7 +42,7 @@ func preconditioned(base *gaussianBase, cfg AISConfig) Kernel {
 	case MetricDiagonal:
 		initial = append(initial, base.mean...)
 		for i := range d { // the base's standard deviations
-			initial = append(initial, math.Sqrt(floatsDot(base.l[i*d:(i+1)*d], base.l[i*d:(i+1)*d])))
+			initial = append(initial, floats.Norm(base.l[i*d:(i+1)*d], 2))
 		}
 	case MetricFull:
 		initial = slices.Concat(initial, base.mean, base.l, base.lInv)
@@ -156,13 +157,4 @@ func weightedMoments(chains, w []float64, d int) (mean, cov []float64) {
 		}
 	}
 	return mean, cov
-}
-
-// floatsDot is Σ a_i b_i.
-func floatsDot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }

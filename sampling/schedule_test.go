@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
@@ -123,7 +124,7 @@ func TestWeightedMoments(t *testing.T) {
 	for i := range w {
 		w[i] = rng.Float64()
 	}
-	sum := floatsDot(w, uniformOnes(n))
+	sum := floats.Sum(w)
 	freq := make([]float64, n) // gonum's frequency weights: n·w, its divisor n − 1
 	for i := range w {
 		w[i] /= sum
@@ -143,14 +144,6 @@ func TestWeightedMoments(t *testing.T) {
 			}
 		}
 	}
-}
-
-func uniformOnes(n int) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = 1
-	}
-	return v
 }
 
 // TestJudge: which disagreements make which warnings.

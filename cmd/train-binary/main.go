@@ -87,16 +87,16 @@ func parseFlags(args []string) (options, error) {
 		return o, err
 	}
 	return o, flagcheck.Check(
-		flagcheck.Rule{Flag: "data", Value: o.data, OK: slices.Contains(densityrun.BinarySets, o.data), Want: "one of " + strings.Join(densityrun.BinarySets, ", ")},
-		flagcheck.Rule{Flag: "data-dir", Value: o.dataDir, OK: o.dataDir != "" || o.data == "fashion-mnist", Want: "the folder of " + o.data + "'s files"},
-		flagcheck.Rule{Flag: "binarize", Value: o.binarize, OK: o.binarize == "static" || o.binarize == "dynamic", Want: "static or dynamic"},
-		flagcheck.Rule{Flag: "steps", Value: o.steps, OK: o.steps >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "train-size", Value: o.trainSize, OK: o.trainSize >= 0, Want: "≥ 0"},
-		flagcheck.Rule{Flag: "test-size", Value: o.testSize, OK: o.testSize >= 0, Want: "≥ 0"},
-		flagcheck.Rule{Flag: "ais-chains", Value: o.aisChains, OK: o.aisChains >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "ais-temperatures", Value: o.aisTemperatures, OK: o.aisTemperatures >= 2, Want: "≥ 2 (a check run takes half as many)"},
-		flagcheck.Rule{Flag: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
+		flagcheck.Rule{Name: "data", Value: o.data, OK: slices.Contains(densityrun.BinarySets, o.data), Want: "one of " + strings.Join(densityrun.BinarySets, ", ")},
+		flagcheck.Rule{Name: "data-dir", Value: o.dataDir, OK: o.dataDir != "" || o.data == "fashion-mnist", Want: "the folder of " + o.data + "'s files"},
+		flagcheck.Rule{Name: "binarize", Value: o.binarize, OK: o.binarize == "static" || o.binarize == "dynamic", Want: "static or dynamic"},
+		flagcheck.Rule{Name: "steps", Value: o.steps, OK: o.steps >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "train-size", Value: o.trainSize, OK: o.trainSize >= 0, Want: "≥ 0"},
+		flagcheck.Rule{Name: "test-size", Value: o.testSize, OK: o.testSize >= 0, Want: "≥ 0"},
+		flagcheck.Rule{Name: "ais-chains", Value: o.aisChains, OK: o.aisChains >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Name: "ais-temperatures", Value: o.aisTemperatures, OK: o.aisTemperatures >= 2, Want: "≥ 2 (a check run takes half as many)"},
+		flagcheck.Rule{Name: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
 	)
 }
 

@@ -76,11 +76,11 @@ func parseFlags(args []string) (options, error) {
 		return o, err
 	}
 	return o, flagcheck.Check(
-		flagcheck.Rule{Flag: "steps", Value: o.steps, OK: o.steps >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "grid", Value: o.grid, OK: o.grid >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "mmd-n", Value: o.mmdN, OK: o.mmdN >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
+		flagcheck.Rule{Name: "steps", Value: o.steps, OK: o.steps >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "grid", Value: o.grid, OK: o.grid >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Name: "mmd-n", Value: o.mmdN, OK: o.mmdN >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Name: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
 	)
 }
 

@@ -74,19 +74,19 @@ func main() {
 // configs returns each method's setting, checked.
 func (o options) configs() ([]discrete.IsingConfig, error) {
 	if err := flagcheck.Check(
-		flagcheck.Rule{Flag: "side", Value: o.side, OK: o.side >= 3, Want: "≥ 3"},
-		flagcheck.Rule{Flag: "sigma", Value: o.sigma, OK: !math.IsNaN(o.sigma) && !math.IsInf(o.sigma, 0), Want: "a finite number"},
-		flagcheck.Rule{Flag: "n", Value: o.n, OK: o.n >= o.batch, Want: fmt.Sprintf("≥ -batch %d", o.batch)},
-		flagcheck.Rule{Flag: "data-sweeps", Value: o.dataSweeps, OK: o.dataSweeps >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "steps", Value: o.steps, OK: o.steps >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "eval-every", Value: o.evalEvery, OK: o.evalEvery >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "lr", Value: o.lr, OK: o.lr > 0 && !math.IsInf(o.lr, 1), Want: "a finite number > 0"},
-		flagcheck.Rule{Flag: "ed-epsilon", Value: o.epsilon, OK: o.epsilon > 0 && o.epsilon < 1, Want: "a flip probability in (0, 1)"},
-		flagcheck.Rule{Flag: "ed-m", Value: o.m, OK: o.m >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "ed-w", Value: o.w, OK: o.w >= 0 && !math.IsInf(o.w, 1), Want: "a finite number ≥ 0"},
-		flagcheck.Rule{Flag: "cd-sweeps", Value: o.cdSweeps, OK: o.cdSweeps >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "l1", Value: o.l1, OK: o.l1 >= 0 && !math.IsInf(o.l1, 1), Want: "a finite number ≥ 0"},
+		flagcheck.Rule{Name: "side", Value: o.side, OK: o.side >= 3, Want: "≥ 3"},
+		flagcheck.Rule{Name: "sigma", Value: o.sigma, OK: !math.IsNaN(o.sigma) && !math.IsInf(o.sigma, 0), Want: "a finite number"},
+		flagcheck.Rule{Name: "n", Value: o.n, OK: o.n >= o.batch, Want: fmt.Sprintf("≥ -batch %d", o.batch)},
+		flagcheck.Rule{Name: "data-sweeps", Value: o.dataSweeps, OK: o.dataSweeps >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "steps", Value: o.steps, OK: o.steps >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "eval-every", Value: o.evalEvery, OK: o.evalEvery >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "lr", Value: o.lr, OK: o.lr > 0 && !math.IsInf(o.lr, 1), Want: "a finite number > 0"},
+		flagcheck.Rule{Name: "ed-epsilon", Value: o.epsilon, OK: o.epsilon > 0 && o.epsilon < 1, Want: "a flip probability in (0, 1)"},
+		flagcheck.Rule{Name: "ed-m", Value: o.m, OK: o.m >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "ed-w", Value: o.w, OK: o.w >= 0 && !math.IsInf(o.w, 1), Want: "a finite number ≥ 0"},
+		flagcheck.Rule{Name: "cd-sweeps", Value: o.cdSweeps, OK: o.cdSweeps >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "l1", Value: o.l1, OK: o.l1 >= 0 && !math.IsInf(o.l1, 1), Want: "a finite number ≥ 0"},
 	); err != nil {
 		return nil, err
 	}

@@ -111,11 +111,11 @@ func parseFlags(args []string) (options, error) {
 	// The run layer checks the rest of the values (lebmrun.Options); these
 	// flags' zero would be its default there, but is no flag value.
 	return o, flagcheck.Check(
-		flagcheck.Rule{Flag: "grid", Value: o.gridN, OK: o.gridN >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "recon", Value: o.reconN, OK: o.reconN >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
-		flagcheck.Rule{Flag: "pictures-every", Value: o.picturesEvery, OK: o.picturesEvery > 0, Want: "> 0"},
-		flagcheck.Rule{Flag: "stream-above-mib", Value: o.streamAboveMiB, OK: o.streamAboveMiB > 0, Want: "> 0"},
+		flagcheck.Rule{Name: "grid", Value: o.gridN, OK: o.gridN >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "recon", Value: o.reconN, OK: o.reconN >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "checkpoint-every", Value: o.checkpointEvery, OK: o.checkpointEvery > 0, Want: "> 0"},
+		flagcheck.Rule{Name: "pictures-every", Value: o.picturesEvery, OK: o.picturesEvery > 0, Want: "> 0"},
+		flagcheck.Rule{Name: "stream-above-mib", Value: o.streamAboveMiB, OK: o.streamAboveMiB > 0, Want: "> 0"},
 	)
 }
 
@@ -216,8 +216,8 @@ func (o *options) checkFolderFlags(set map[string]bool) error {
 	}
 	if o.data == lebm.FolderData {
 		return flagcheck.Check(
-			flagcheck.Rule{Flag: "test-fraction", Value: o.testFraction, OK: o.testFraction > 0 && o.testFraction < 1, Want: "in (0, 1)"},
-			flagcheck.Rule{Flag: "stream-above-mib", Value: o.streamAboveMiB, OK: o.streamAboveMiB*(1<<20) >= 1, Want: "at least a byte"})
+			flagcheck.Rule{Name: "test-fraction", Value: o.testFraction, OK: o.testFraction > 0 && o.testFraction < 1, Want: "in (0, 1)"},
+			flagcheck.Rule{Name: "stream-above-mib", Value: o.streamAboveMiB, OK: o.streamAboveMiB*(1<<20) >= 1, Want: "at least a byte"})
 	}
 	if !slices.Contains(byname.Names, o.data) {
 		return fmt.Errorf("flag -data %s: no loader for it; the data sets this command reads are %v, and %s:PATH for a folder of your own images", o.data, byname.Names, lebm.FolderData)

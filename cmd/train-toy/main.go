@@ -64,15 +64,15 @@ func parseFlags(args []string) (options, error) {
 		})
 	}
 	return o, flagcheck.Check(
-		flagcheck.Rule{Flag: "steps", Value: o.steps, OK: o.steps >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "eval-every", Value: o.evalEvery, OK: o.evalEvery >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "eval-n", Value: o.evalN, OK: o.evalN >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "samples", Value: o.samples, OK: o.samples >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "grid", Value: o.grid, OK: o.grid >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "ais-chains", Value: o.aisChains, OK: o.aisChains == 0 || o.aisChains >= 2, Want: "0 (none) or ≥ 2"},
-		flagcheck.Rule{Flag: "ais-temperatures", Value: o.aisTemperatures, OK: o.aisTemperatures >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "test-n", Value: o.testN, OK: o.testN >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Name: "steps", Value: o.steps, OK: o.steps >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "batch", Value: o.batch, OK: o.batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "eval-every", Value: o.evalEvery, OK: o.evalEvery >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "eval-n", Value: o.evalN, OK: o.evalN >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "samples", Value: o.samples, OK: o.samples >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "grid", Value: o.grid, OK: o.grid >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Name: "ais-chains", Value: o.aisChains, OK: o.aisChains == 0 || o.aisChains >= 2, Want: "0 (none) or ≥ 2"},
+		flagcheck.Rule{Name: "ais-temperatures", Value: o.aisTemperatures, OK: o.aisTemperatures >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Name: "test-n", Value: o.testN, OK: o.testN >= 2, Want: "≥ 2"},
 	)
 }
 

@@ -100,14 +100,14 @@ func parseFlags(args []string) (densityrun.Options, error) {
 	batchSet := false
 	fs.Visit(func(f *flag.Flag) { batchSet = batchSet || f.Name == "batch" })
 	err := flagcheck.Check(
-		flagcheck.Rule{Flag: "steps", Value: o.Steps, OK: o.Steps >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "batch", Value: o.Batch, OK: o.Batch >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "test-fraction", Value: o.TestFraction, OK: o.TestFraction > 0 && o.TestFraction < 1, Want: "in (0, 1)"},
-		flagcheck.Rule{Flag: "skip-rows", Value: o.Read.SkipRows, OK: o.Read.SkipRows >= 0, Want: "≥ 0"},
-		flagcheck.Rule{Flag: "samples", Value: o.Samples, OK: o.Samples >= 1, Want: "≥ 1"},
-		flagcheck.Rule{Flag: "sample-steps", Value: o.SampleSteps, OK: o.SampleSteps >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "ais-chains", Value: o.AIS.Chains, OK: o.AIS.Chains >= 2, Want: "≥ 2"},
-		flagcheck.Rule{Flag: "ais-temperatures", Value: o.AIS.Temperatures, OK: o.AIS.Temperatures >= 2, Want: "≥ 2 (a check run takes half as many)"},
+		flagcheck.Rule{Name: "steps", Value: o.Steps, OK: o.Steps >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "batch", Value: o.Batch, OK: o.Batch >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "test-fraction", Value: o.TestFraction, OK: o.TestFraction > 0 && o.TestFraction < 1, Want: "in (0, 1)"},
+		flagcheck.Rule{Name: "skip-rows", Value: o.Read.SkipRows, OK: o.Read.SkipRows >= 0, Want: "≥ 0"},
+		flagcheck.Rule{Name: "samples", Value: o.Samples, OK: o.Samples >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "sample-steps", Value: o.SampleSteps, OK: o.SampleSteps >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Name: "ais-chains", Value: o.AIS.Chains, OK: o.AIS.Chains >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Name: "ais-temperatures", Value: o.AIS.Temperatures, OK: o.AIS.Temperatures >= 2, Want: "≥ 2 (a check run takes half as many)"},
 	)
 	if !batchSet {
 		o.Batch = 0 // densityrun fits the default to a small table

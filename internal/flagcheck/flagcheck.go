@@ -17,9 +17,9 @@ import (
 	"strings"
 )
 
-// Rule is one condition on one flag.
+// Rule is one condition on one flag (Check) or option (CheckOptions).
 type Rule struct {
-	Flag  string // the flag's name, without the dash
+	Name  string // the flag's name without the dash, or the option's field
 	Value any    // its value
 	OK    bool   // whether the value is acceptable
 	Want  string // what an acceptable value is, e.g. "≥ 1"
@@ -30,7 +30,7 @@ type Rule struct {
 func Check(rules ...Rule) error {
 	for _, r := range rules {
 		if !r.OK {
-			return fmt.Errorf("%s: must be %s", name(r.Flag, fmt.Sprint(r.Value)), r.Want)
+			return fmt.Errorf("%s: must be %s", name(r.Name, fmt.Sprint(r.Value)), r.Want)
 		}
 	}
 	return nil
@@ -102,7 +102,7 @@ func together(flags []string, err error) error {
 func CheckOptions(rules ...Rule) error {
 	for _, r := range rules {
 		if !r.OK {
-			return fmt.Errorf("%s: must be %s", OptionName(r.Flag, r.Value), r.Want)
+			return fmt.Errorf("%s: must be %s", OptionName(r.Name, r.Value), r.Want)
 		}
 	}
 	return nil
