@@ -50,6 +50,9 @@ type samplers struct {
 	// generation chains accepted.
 	generationAcceptance float64
 	score, decode        *context.Exec // (x, z) → U_post; z → G(z)
+	// seededChain runs a block of posterior steps with the noise given:
+	// (x, z, noise [steps, B, nz]) → z (AnomalyScoreSeeded).
+	seededChain *context.Exec
 	// chainStart and chainAdvance are PriorChainEnergies' graphs, by
 	// number of chains and by steps a call: N(0, I) draws; z → (z, the
 	// energies before each step).

@@ -160,10 +160,7 @@ func Score(o ScoreOptions) (*ScoreReport, []ScoredImage, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("Options.Images: %w", err)
 	}
-	if err := model.Seed(o.Seed); err != nil {
-		return nil, nil, err
-	}
-	scores, err := scoreImages(model, images, o.Batch)
+	scores, err := scoreImages(model, images, o.Batch, o.Seed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -277,11 +274,12 @@ func parseAnomaly(s string) (bool, error) {
 }
 
 // scoreImages scores the images in batches of batch, showing progress
-// with its rate and time to go. The last batch is filled up with whatever
-// the buffer holds, so that one compiled graph serves every batch: each
-// image's posterior chain is its own, so the extra rows, whose scores are
-// dropped, change nothing.
-func scoreImages(model *lebm.Model, images *datasets.Images, batch int) ([]float64, error) {
+// with its rate and time to go. Each image's posterior chain is drawn from
+// its own stream (lebm.ImageSeeds of seed and its pixels), so that its
+// score does not depend on its batch: the scoring service gives it the same.
+// The last batch is filled up with whatever the buffer holds, so that one
+// compiled graph serves every batch; the extra rows' scores are dropped.
+func scoreImages(model *lebm.Model, images *datasets.Images, batch int, seed int64) ([]float64, error) {
 	size := images.ImageSize()
 	scores := make([]float64, 0, images.N)
 	pixels := make([]float32, batch*size)
@@ -290,7 +288,7 @@ func scoreImages(model *lebm.Model, images *datasets.Images, batch int) ([]float
 		n := min(batch, images.N-first)
 		copy(pixels, images.Pixels[first*size:(first+n)*size])
 		x := tensors.FromFlatDataAndDimensions(pixels, batch, images.Height, images.Width, images.Channels)
-		y, err := model.AnomalyScore(x)
+		y, err := model.AnomalyScoreSeeded(x, lebm.ImageSeeds(seed, pixels, size))
 		x.FinalizeAll()
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package losses
 
 import (
 	"fmt"
+	"slices"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -48,6 +49,25 @@ func Langevin(ctx *context.Context, energy EnergyFn, x0 *Node, cfg LangevinConfi
 // update — for diagnostics such as energy profiles. The returned state is
 // not gradient-stopped.
 func LangevinTrace(ctx *context.Context, energy EnergyFn, x0 *Node, cfg LangevinConfig, observe func(step int, e *Node)) *Node {
+	noise := func(int) *Node { return ctx.RandomNormal(x0.Graph(), x0.Shape()) }
+	return langevinChain(energy, x0, cfg, observe, noise)
+}
+
+// LangevinWithNoise is Langevin with the noise given: noise [cfg.Steps,
+// ...x0's shape] holds ξ of every step, in order, in x0's dtype. Noise
+// drawn outside the graph, from a stream of each example's own, makes an
+// example's chain independent of its batch and of what ran before.
+func LangevinWithNoise(energy EnergyFn, x0, noise *Node, cfg LangevinConfig) *Node {
+	want := append([]int{cfg.Steps}, x0.Shape().Dimensions...)
+	if !slices.Equal(noise.Shape().Dimensions, want) || noise.DType() != x0.DType() {
+		panic(fmt.Errorf("losses: Langevin noise has shape %s; want (%s)%v, a draw per step", noise.Shape(), x0.DType(), want))
+	}
+	step := func(i int) *Node { return Squeeze(SliceAxis(noise, 0, AxisElem(i)), 0) }
+	return StopGradient(langevinChain(energy, x0, cfg, nil, step))
+}
+
+// langevinChain runs cfg.Steps updates from x0 with noise(step) as ξ.
+func langevinChain(energy EnergyFn, x0 *Node, cfg LangevinConfig, observe func(step int, e *Node), noise func(step int) *Node) *Node {
 	mustValid(cfg)
 	s := cfg.StepSize
 	x := x0
@@ -58,7 +78,7 @@ func LangevinTrace(ctx *context.Context, energy EnergyFn, x0 *Node, cfg Langevin
 		}
 		x = Sub(x, MulScalar(grad, s*s/2))
 		if !cfg.NoNoise {
-			x = Add(x, MulScalar(ctx.RandomNormal(x.Graph(), x.Shape()), s))
+			x = Add(x, MulScalar(noise(step), s))
 		}
 	}
 	return x

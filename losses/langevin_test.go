@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +65,31 @@ func TestLangevinNoiseGivesClosedFormVariance(t *testing.T) {
 	}
 	if math.Abs(variance-want) > 4*want*math.Sqrt(2.0/chains) {
 		t.Errorf("chain variance %.4f, want %.4f", variance, want)
+	}
+}
+
+// With the noise given, on E = x²/(2σ²) + b·x each step is x ← x − (s²/2)(x/σ² + b) + s·ξ_k with
+// the given ξ_k: a host loop over the same draws is the reference.
+func TestLangevinWithNoiseUsesTheGivenDrawsInOrder(t *testing.T) {
+	const sigma2, s, steps = 0.7, 0.4, 5
+	rng := rand.New(rand.NewPCG(3, 4))
+	x0 := testutil.RandomArray(rng, 1, 3, 2)
+	noise := testutil.RandomArray(rng, 1, steps, 3, 2)
+	exec := context.MustNewExec(testBackend(), context.New(), func(ctx *context.Context, x, xi *Node) *Node {
+		a := Const(x.Graph(), []float64{1 / sigma2, 1 / sigma2})
+		b := Const(x.Graph(), []float64{0.5, -1})
+		return LangevinWithNoise(quadratic(a, b), x, xi, LangevinConfig{StepSize: s, Steps: steps})
+	})
+	got := tensors.MustCopyFlatData[float64](exec.MustExec(x0.Tensor(), noise.Tensor())[0])
+	want := slices.Clone(x0.Data)
+	for k := range steps {
+		for i := range want {
+			grad := want[i]/sigma2 + []float64{0.5, -1}[i%2]
+			want[i] += -s*s/2*grad + s*noise.Data[k*len(want)+i]
+		}
+	}
+	for i := range want {
+		assertClose(t, "x_k", got[i], want[i], 1e-12)
 	}
 }
 
