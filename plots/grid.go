@@ -34,6 +34,18 @@ func WriteImageGrid(path string, pixels []float32, n, height, width, channels, c
 	return writePNG(path, tileGrid(pixels, n, height, width, channels, min(cols, n)))
 }
 
+// ImageGrid is WriteImageGrid's picture, returned instead of written (a
+// service encodes it into its response).
+func ImageGrid(pixels []float32, n, height, width, channels, cols int) (*image.RGBA, error) {
+	if err := checkImages("a grid", "pixels", pixels, n, height, width, channels); err != nil {
+		return nil, err
+	}
+	if cols <= 0 {
+		return nil, fmt.Errorf("plots: image grid: cols = %d, want > 0", cols)
+	}
+	return tileGrid(pixels, n, height, width, channels, min(cols, n)), nil
+}
+
 // WriteImagePairs writes originals beside their reconstructions as one PNG
 // grid: each of the n pairs takes two adjacent tiles, original on the left
 // and reconstruction on the right, with cols pairs (2·cols tiles) per row.

@@ -1,0 +1,176 @@
+package serving
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// ErrClosed is what a Batcher answers once it is closed.
+var ErrClosed = errors.New("serving: the model is shut down")
+
+// BatchFunc computes the outputs of a batch of exactly size rows, each of
+// width values in inputs (rows past the requests' are padding, zeros), and
+// returns outWidth values a row.
+type BatchFunc func(inputs []float32, size int) ([]float32, error)
+
+// A Batcher gathers concurrent requests into batches for one model: the
+// model is called from one goroutine only, so a model that is not safe
+// for concurrent use (lebm.Model) serves any number of callers, and every
+// batch is one of a fixed set of sizes, so that each compiles once. A
+// batch closes when it holds the largest size's rows or MaxWait after its
+// first request, and is padded up to the smallest size that holds it.
+type Batcher struct {
+	sizes           []int
+	width, outWidth int
+	maxWait         time.Duration
+	compute         BatchFunc
+	jobs            chan *job
+	done            chan struct{}
+	observe         func(rows, size int, took time.Duration, err error)
+}
+
+// job is one caller's rows and where its outputs go.
+type job struct {
+	inputs []float32
+	rows   int
+	out    chan result
+}
+
+type result struct {
+	outputs []float32
+	err     error
+}
+
+// BatcherOptions configure NewBatcher.
+type BatcherOptions struct {
+	// Sizes are the batch sizes compute is called with, each ≥ 1; a
+	// request may have at most the largest's rows.
+	Sizes []int
+	// Width and OutWidth are the values of a row going in and coming out.
+	Width, OutWidth int
+	// MaxWait is how long a batch waits for more requests after its first
+	// (0: it takes only what is already queued).
+	MaxWait time.Duration
+	// Observe, when set, is told of every batch: the requests' rows, the
+	// size it ran at, how long compute took and its error.
+	Observe func(rows, size int, took time.Duration, err error)
+}
+
+// NewBatcher starts a Batcher over compute; Close stops it.
+func NewBatcher(compute BatchFunc, o BatcherOptions) (*Batcher, error) {
+	sizes := slices.Clone(o.Sizes)
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	if len(sizes) == 0 || sizes[0] < 1 {
+		return nil, fmt.Errorf("serving: batch sizes %v: want one or more sizes ≥ 1", o.Sizes)
+	}
+	if o.Width < 1 || o.OutWidth < 1 || o.MaxWait < 0 {
+		return nil, fmt.Errorf("serving: batcher of rows of %d values in, %d out, waiting %v: want widths ≥ 1 and a wait ≥ 0", o.Width, o.OutWidth, o.MaxWait)
+	}
+	b := &Batcher{sizes: sizes, width: o.Width, outWidth: o.OutWidth, maxWait: o.MaxWait, compute: compute,
+		jobs: make(chan *job), done: make(chan struct{}), observe: o.Observe}
+	go b.loop()
+	return b, nil
+}
+
+// MaxRows is the most rows one call of Do may have: the largest batch size.
+func (b *Batcher) MaxRows() int { return b.sizes[len(b.sizes)-1] }
+
+// Do computes the outputs of rows rows (inputs holds rows × Width values),
+// in a batch with whatever other calls arrive meanwhile. It returns when
+// they are computed, when ctx ends (the rows may still be computed, their
+// outputs dropped) or when the Batcher is closed.
+func (b *Batcher) Do(ctx context.Context, inputs []float32, rows int) ([]float32, error) {
+	if rows < 1 || rows > b.MaxRows() || len(inputs) != rows*b.width {
+		return nil, fmt.Errorf("serving: %d values for %d rows: want 1 to %d rows of %d values", len(inputs), rows, b.MaxRows(), b.width)
+	}
+	j := &job{inputs: inputs, rows: rows, out: make(chan result, 1)}
+	select {
+	case b.jobs <- j:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-b.done:
+		return nil, ErrClosed
+	}
+	select {
+	case r := <-j.out:
+		return r.outputs, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops the Batcher once the batch it is computing is done; calls
+// queued after it get ErrClosed.
+func (b *Batcher) Close() { close(b.done) }
+
+// loop is the one goroutine that calls compute.
+func (b *Batcher) loop() {
+	var next *job // a request that did not fit the last batch
+	for {
+		if next == nil {
+			select {
+			case next = <-b.jobs:
+			case <-b.done:
+				return
+			}
+		}
+		batch := []*job{next}
+		rows := next.rows
+		next = nil
+		timer := time.NewTimer(b.maxWait)
+	gather:
+		for rows < b.MaxRows() {
+			select {
+			case j := <-b.jobs:
+				if rows+j.rows > b.MaxRows() {
+					next = j
+					break gather
+				}
+				batch, rows = append(batch, j), rows+j.rows
+			case <-timer.C:
+				break gather
+			case <-b.done:
+				break gather
+			}
+		}
+		timer.Stop()
+		b.run(batch, rows)
+	}
+}
+
+// run computes one batch and hands each job its outputs.
+func (b *Batcher) run(batch []*job, rows int) {
+	size := b.sizes[len(b.sizes)-1]
+	for _, s := range b.sizes {
+		if s >= rows {
+			size = s
+			break
+		}
+	}
+	inputs := make([]float32, size*b.width)
+	at := 0
+	for _, j := range batch {
+		at += copy(inputs[at:], j.inputs)
+	}
+	start := time.Now()
+	outputs, err := b.compute(inputs, size)
+	if err == nil && len(outputs) != size*b.outWidth {
+		err = fmt.Errorf("serving: the model returned %d values for a batch of %d rows of %d", len(outputs), size, b.outWidth)
+	}
+	if b.observe != nil {
+		b.observe(rows, size, time.Since(start), err)
+	}
+	at = 0
+	for _, j := range batch {
+		if err != nil {
+			j.out <- result{err: err}
+			continue
+		}
+		j.out <- result{outputs: outputs[at : at+j.rows*b.outWidth]}
+		at += j.rows * b.outWidth
+	}
+}

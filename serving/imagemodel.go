@@ -1,0 +1,271 @@
+package serving
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"image/png"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets/imagefile"
+	"github.com/edlebm/edlebm/datasets/imagefolder"
+	"github.com/edlebm/edlebm/lebm"
+	"github.com/edlebm/edlebm/plots"
+	"github.com/edlebm/edlebm/training"
+)
+
+// ModelOptions say which trained run an ImageModel serves and how.
+type ModelOptions struct {
+	// Run is a train-lebm run folder; its latest checkpoint serves.
+	Run string
+	// Backend is the GoMLX backend (backend.Resolve's syntax; "" for auto).
+	Backend string
+	// Seed seeds each image's posterior chain with lebm.ImageSeeds (0: 1,
+	// score-images' default), so that an image gets score-images' score.
+	Seed int64
+	// BatchSizes are the batch sizes compiled (default 1, 8 and 64); a
+	// request may hold at most the largest's images.
+	BatchSizes []int
+	// MaxWait is how long a batch waits for more requests after its first
+	// (default 5 ms).
+	MaxWait time.Duration
+	// Samples is the number of generated samples in the samples picture
+	// (default 64).
+	Samples int
+	// Enlarge accepts images smaller than the run's, enlarging them; a run
+	// trained on a folder with enlarging always does.
+	Enlarge bool
+	// MaxPixels bounds the pixels an image's header may declare (default
+	// imagefile.DefaultMaxPixels).
+	MaxPixels int
+	// Observe, when set, is told of every batch (BatcherOptions.Observe).
+	Observe func(op string, rows, size int, took time.Duration, err error)
+}
+
+// DefaultMaxWait is ModelOptions.MaxWait's default.
+const DefaultMaxWait = 5 * time.Millisecond
+
+// DefaultBatchSizes are ModelOptions.BatchSizes' default.
+var DefaultBatchSizes = []int{1, 8, 64}
+
+func (o ModelOptions) withDefaults() (ModelOptions, error) {
+	o.Seed, o.MaxWait, o.Samples = cmp.Or(o.Seed, 1), cmp.Or(o.MaxWait, DefaultMaxWait), cmp.Or(o.Samples, 64)
+	o.MaxPixels = cmp.Or(o.MaxPixels, imagefile.DefaultMaxPixels)
+	if len(o.BatchSizes) == 0 {
+		o.BatchSizes = DefaultBatchSizes
+	}
+	switch {
+	case o.Run == "":
+		return o, fmt.Errorf("Options.Run: the train-lebm run folder to serve is required")
+	case slices.Min(o.BatchSizes) < 1 || slices.Max(o.BatchSizes) > 4096:
+		return o, fmt.Errorf("Options.BatchSizes %v: want sizes from 1 to 4096", o.BatchSizes)
+	case o.MaxWait < 0 || o.Samples < 1 || o.Samples > 1024 || o.MaxPixels < 1:
+		return o, fmt.Errorf("Options.MaxWait %v, Samples %d and MaxPixels %d: want a wait ≥ 0, 1 to 1024 samples, pixels ≥ 1", o.MaxWait, o.Samples, o.MaxPixels)
+	}
+	return o, nil
+}
+
+// An ImageModel serves a trained latent EBM: anomaly scores and
+// reconstructions of images, batched across callers, and generated
+// samples. It is safe for concurrent use: the model is called under one
+// lock, by the batchers' goroutines and the samples' generation.
+type ImageModel struct {
+	o                       ModelOptions
+	backend                 backends.Backend
+	mu                      sync.Mutex // held while the model computes
+	closed                  bool       // under mu: the backend is freed
+	model                   *lebm.Model
+	height, width, channels int
+	checkpoint              string
+	step                    int64
+	scores, reconstructions *Batcher
+	samplesOnce             sync.Once
+	samplesPNG              []byte
+	samplesErr              error
+}
+
+// OpenImageModel loads the run's checkpoint; Warm compiles its batch sizes.
+// A missing or damaged checkpoint is an error naming it.
+func OpenImageModel(o ModelOptions) (*ImageModel, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
+	if err != nil {
+		return nil, err
+	}
+	m := &ImageModel{o: o, backend: b, checkpoint: training.Folder{Dir: o.Run}.Checkpoints()}
+	if m.model, err = lebm.Load(b, m.checkpoint); err != nil {
+		b.Finalize()
+		return nil, fmt.Errorf("Options.Run: %w", err)
+	}
+	m.step = m.model.Step()
+	m.height, m.width, m.channels = m.model.Config().Generator.OutputShape()
+	if split, err := imagefolder.Read(training.Folder{Dir: o.Run}.DataSplit(), ""); err == nil && split.Enlarge {
+		m.o.Enlarge = true
+	}
+	size := m.ImageSize()
+	observe := func(op string) func(rows, size int, took time.Duration, err error) {
+		if o.Observe == nil {
+			return nil
+		}
+		return func(rows, size int, took time.Duration, err error) { o.Observe(op, rows, size, took, err) }
+	}
+	if m.scores, err = NewBatcher(m.scoreBatch, BatcherOptions{Sizes: o.BatchSizes, Width: size, OutWidth: 1, MaxWait: o.MaxWait, Observe: observe("score")}); err != nil {
+		m.Close()
+		return nil, err
+	}
+	if m.reconstructions, err = NewBatcher(m.reconstructBatch, BatcherOptions{Sizes: o.BatchSizes, Width: size, OutWidth: size, MaxWait: o.MaxWait, Observe: observe("reconstruct")}); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Shape is the height, width and channels of the run's images.
+func (m *ImageModel) Shape() (height, width, channels int) { return m.height, m.width, m.channels }
+
+// ImageSize is the values of one image.
+func (m *ImageModel) ImageSize() int { return m.height * m.width * m.channels }
+
+// MaxImages is the most images one call may have.
+func (m *ImageModel) MaxImages() int { return m.scores.MaxRows() }
+
+// Step is the training step of the checkpoint served.
+func (m *ImageModel) Step() int64 { return m.step }
+
+// Seed is the seed of the images' posterior chains.
+func (m *ImageModel) Seed() int64 { return m.o.Seed }
+
+// NewDecoder returns a decoder of uploaded images into the run's shape, with
+// the run's bounds; each goroutine needs its own.
+func (m *ImageModel) NewDecoder() *imagefile.Decoder {
+	d := imagefile.NewDecoder(m.height, m.channels)
+	d.MaxPixels = m.o.MaxPixels
+	if m.o.Enlarge {
+		d.Accept = func(w, h int) error { return nil }
+	}
+	return d
+}
+
+// Warm computes a batch of every size, so that every graph is compiled
+// before the first request.
+func (m *ImageModel) Warm() error {
+	for _, size := range m.scores.sizes {
+		if _, err := m.scoreBatch(make([]float32, size*m.ImageSize()), size); err != nil {
+			return fmt.Errorf("warming up the batch size %d: %w", size, err)
+		}
+	}
+	return nil
+}
+
+// Score returns the anomaly scores of n images (pixels as imagefile decodes
+// them, n × ImageSize values): lebm.Model.AnomalyScoreSeeded with
+// lebm.ImageSeeds of the seed, as score-images computes them.
+func (m *ImageModel) Score(ctx context.Context, pixels []float32, n int) ([]float64, error) {
+	out, err := m.scores.Do(ctx, pixels, n)
+	if err != nil {
+		return nil, err
+	}
+	scores := make([]float64, n)
+	for i, v := range out {
+		scores[i] = float64(v)
+	}
+	return scores, nil
+}
+
+// Reconstruct returns G(z) of n images for posterior samples z.
+func (m *ImageModel) Reconstruct(ctx context.Context, pixels []float32, n int) ([]float32, error) {
+	return m.reconstructions.Do(ctx, pixels, n)
+}
+
+func (m *ImageModel) scoreBatch(pixels []float32, size int) ([]float32, error) {
+	x := tensors.FromFlatDataAndDimensions(pixels, size, m.height, m.width, m.channels)
+	defer x.FinalizeAll()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	y, err := m.model.AnomalyScoreSeeded(x, lebm.ImageSeeds(m.o.Seed, pixels, m.ImageSize()))
+	if err != nil {
+		return nil, err
+	}
+	defer y.FinalizeAll()
+	return tensors.MustCopyFlatData[float32](y), nil
+}
+
+func (m *ImageModel) reconstructBatch(pixels []float32, size int) ([]float32, error) {
+	x := tensors.FromFlatDataAndDimensions(pixels, size, m.height, m.width, m.channels)
+	defer x.FinalizeAll()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	y, err := m.model.Reconstruct(x)
+	if err != nil {
+		return nil, err
+	}
+	defer y.FinalizeAll()
+	return tensors.MustCopyFlatData[float32](y), nil
+}
+
+// SamplesPNG returns a picture of Samples generated images, drawn once.
+func (m *ImageModel) SamplesPNG() ([]byte, error) {
+	m.samplesOnce.Do(func() {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			m.samplesErr = ErrClosed
+			return
+		}
+		y, err := m.model.Generate(m.o.Samples)
+		m.mu.Unlock()
+		if err != nil {
+			m.samplesErr = err
+			return
+		}
+		defer y.FinalizeAll()
+		m.samplesPNG, m.samplesErr = EncodeGrid(tensors.MustCopyFlatData[float32](y), m.o.Samples, m.height, m.width, m.channels, 8)
+	})
+	return m.samplesPNG, m.samplesErr
+}
+
+// EncodeGrid is a PNG of n images in a grid of cols columns
+// (plots.ImageGrid).
+func EncodeGrid(pixels []float32, n, height, width, channels, cols int) ([]byte, error) {
+	img, err := plots.ImageGrid(pixels, n, height, width, channels, cols)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Close stops the batchers (after the batch each is computing) and frees
+// the backend.
+func (m *ImageModel) Close() {
+	for _, b := range []*Batcher{m.scores, m.reconstructions} {
+		if b != nil {
+			b.Close()
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		m.closed = true
+		m.backend.Finalize()
+	}
+}
