@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -46,12 +47,17 @@ func decodeUpload(r *http.Request, model imageDecoder) (upload, error) {
 		if len(u.names) == model.MaxImages() {
 			return refused(http.StatusRequestEntityTooLarge, "more than %d images in one request: send them in several", model.MaxImages())
 		}
+		// Read whole first: a body cut short is the request's fault (400),
+		// a file that does not decode the image's (422).
+		file, err := io.ReadAll(body)
+		if tooLarge(err) {
+			return bodyTooLarge(err)
+		} else if err != nil {
+			return refused(http.StatusBadRequest, "malformed body (file %q): %v", name, err)
+		}
 		at := len(u.pixels)
 		u.pixels = append(u.pixels, make([]float32, model.ImageSize())...)
-		if err := d.Decode(body, u.pixels[at:]); err != nil {
-			if tooLarge(err) {
-				return bodyTooLarge(err)
-			}
+		if err := d.Decode(bytes.NewReader(file), u.pixels[at:]); err != nil {
 			return refused(http.StatusUnprocessableEntity, "image %q: %v", name, err)
 		}
 		u.names = append(u.names, name)

@@ -1,0 +1,46 @@
+package serving
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/datasets/imagefile"
+)
+
+// smallImages is an imageDecoder of 8×8 grey images, 3 a request.
+type smallImages struct{}
+
+func (smallImages) NewDecoder() *imagefile.Decoder { return imagefile.NewDecoder(8, 1) }
+func (smallImages) ImageSize() int                 { return 64 }
+func (smallImages) MaxImages() int                 { return 3 }
+
+// FuzzDecodeUpload feeds arbitrary bodies and content types to the request
+// decoder: it must never panic, and must either decode 1 to 3 images of
+// 64 values with a name each, or refuse with a 4xx status.
+func FuzzDecodeUpload(f *testing.F) {
+	f.Add("multipart/form-data; boundary=x", "--x\r\nContent-Disposition: form-data; name=\"image\"; filename=\"a.png\"\r\n\r\n"+pngHeader(8, 8)+"\r\n--x--\r\n")
+	f.Add("multipart/form-data; boundary=x", "--x\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhi\r\n--x--\r\n")
+	f.Add("image/png", pngHeader(100000, 100000))
+	f.Add("image/jpeg", "\xff\xd8\xff\xe0")
+	f.Add("multipart/form-data", "")
+	f.Add("text/plain; charset=\"", "x")
+	f.Fuzz(func(t *testing.T, contentType, body string) {
+		r := httptest.NewRequest(http.MethodPost, "/v1/score", strings.NewReader(body))
+		r.Header.Set("Content-Type", contentType)
+		r.Body = http.MaxBytesReader(httptest.NewRecorder(), r.Body, 1<<16)
+		u, err := decodeUpload(r, smallImages{})
+		if err != nil {
+			var re *requestError
+			if !errors.As(err, &re) || re.code < 400 || re.code > 499 || re.msg == "" {
+				t.Fatalf("refused with %v (%T), want a 4xx requestError", err, err)
+			}
+			return
+		}
+		if n := len(u.names); n < 1 || n > 3 || len(u.pixels) != 64*n {
+			t.Fatalf("%d names and %d values", n, len(u.pixels))
+		}
+	})
+}
