@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
 	"github.com/edlebm/edlebm/checkpoint"
@@ -44,4 +46,26 @@ func (m *Model) Restore(dir string) error {
 		v.SetTrainable(scopes.Within(v.Scope(), energyScope))
 	}
 	return nil
+}
+
+// Load creates a model from the newest checkpoint in dir, its settings
+// read from the checkpoint (Restore needs them given): for using a trained
+// model, or resuming it, without the flags it was trained with.
+func Load(backend backends.Backend, dir string) (*Model, error) {
+	saved := context.New()
+	if err := checkpoint.Load(saved, dir); err != nil {
+		return nil, fmt.Errorf("density: %w", err)
+	}
+	var cfg Config
+	if err := settings.Get(saved, cfg.params()); err != nil {
+		return nil, fmt.Errorf("density: the checkpoint in %s has no model settings (%w); it predates them or is not a density model's", dir, err)
+	}
+	m, err := New(backend, cfg, 1)
+	if err != nil {
+		return nil, fmt.Errorf("density: the checkpoint in %s: %w", dir, err)
+	}
+	if err := m.Restore(dir); err != nil {
+		return nil, err
+	}
+	return m, nil
 }

@@ -145,6 +145,28 @@ func TestTrainMeasuresAndResumes(t *testing.T) {
 	if math.Abs(r.TestLogLikelihood-want) > 1e-4 || !(r.TestInterval.Lo < want && want < r.TestInterval.Hi) {
 		t.Errorf("held-out log-likelihood %v in %+v, recomputed %v", r.TestLogLikelihood, r.TestInterval, want)
 	}
+	// OpenRowModel, loading the run without its flags, gives each held-out
+	// row the log-density recomputed here, and names its column header.
+	rows, err := OpenRowModel(testutil.Backend(), whole, "ed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldOut := all.Subset(rec.Test)
+	got, err := rows.LogDensities(heldOut.Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range e {
+		if w := -v - r.LogZ + logJ; math.Abs(got[i]-w) > 1e-9*(1+math.Abs(w)) {
+			t.Errorf("held-out row %d: RowModel's log-density %v, recomputed %v", i, got[i], w)
+		}
+	}
+	if rows.Dim != 2 || !slices.Equal(rows.Columns, []string{"alcohol", "malic_acid"}) || rows.Step != 30 {
+		t.Errorf("RowModel of %d columns %v at step %d, want alcohol and malic_acid at step 30", rows.Dim, rows.Columns, rows.Step)
+	}
+	if _, err := OpenRowModel(testutil.Backend(), whole, "cd"); err == nil || !strings.Contains(err.Error(), "method cd") {
+		t.Errorf("a method the run did not train: %v, want an error naming it", err)
+	}
 	samples, err := vectors.Read(filepath.Join(whole, "ed", "samples.csv"), vectors.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
