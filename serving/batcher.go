@@ -14,7 +14,11 @@ var ErrClosed = errors.New("serving: the model is shut down")
 // BatchFunc computes the outputs of a batch of exactly size rows, each of
 // width values in inputs (rows past the requests' are padding, zeros), and
 // returns outWidth values a row.
-type BatchFunc func(inputs []float32, size int) ([]float32, error)
+type BatchFunc[T Value] func(inputs []T, size int) ([]T, error)
+
+// Value is the type of a batch's values: float32 for images, float64 for
+// rows of a table (on the data's scale, as the batch commands read them).
+type Value interface{ float32 | float64 }
 
 // A Batcher gathers concurrent requests into batches for one model: the
 // model is called from one goroutine only, so a model that is not safe
@@ -22,25 +26,25 @@ type BatchFunc func(inputs []float32, size int) ([]float32, error)
 // batch is one of a fixed set of sizes, so that each compiles once. A
 // batch closes when it holds the largest size's rows or MaxWait after its
 // first request, and is padded up to the smallest size that holds it.
-type Batcher struct {
+type Batcher[T Value] struct {
 	sizes           []int
 	width, outWidth int
 	maxWait         time.Duration
-	compute         BatchFunc
-	jobs            chan *job
+	compute         BatchFunc[T]
+	jobs            chan *job[T]
 	done            chan struct{}
 	observe         func(rows, size int, took time.Duration, err error)
 }
 
 // job is one caller's rows and where its outputs go.
-type job struct {
-	inputs []float32
+type job[T Value] struct {
+	inputs []T
 	rows   int
-	out    chan result
+	out    chan result[T]
 }
 
-type result struct {
-	outputs []float32
+type result[T Value] struct {
+	outputs []T
 	err     error
 }
 
@@ -60,7 +64,7 @@ type BatcherOptions struct {
 }
 
 // NewBatcher starts a Batcher over compute; Close stops it.
-func NewBatcher(compute BatchFunc, o BatcherOptions) (*Batcher, error) {
+func NewBatcher[T Value](compute BatchFunc[T], o BatcherOptions) (*Batcher[T], error) {
 	sizes := slices.Clone(o.Sizes)
 	slices.Sort(sizes)
 	sizes = slices.Compact(sizes)
@@ -70,24 +74,24 @@ func NewBatcher(compute BatchFunc, o BatcherOptions) (*Batcher, error) {
 	if o.Width < 1 || o.OutWidth < 1 || o.MaxWait < 0 {
 		return nil, fmt.Errorf("serving: batcher of rows of %d values in, %d out, waiting %v: want widths ≥ 1 and a wait ≥ 0", o.Width, o.OutWidth, o.MaxWait)
 	}
-	b := &Batcher{sizes: sizes, width: o.Width, outWidth: o.OutWidth, maxWait: o.MaxWait, compute: compute,
-		jobs: make(chan *job), done: make(chan struct{}), observe: o.Observe}
+	b := &Batcher[T]{sizes: sizes, width: o.Width, outWidth: o.OutWidth, maxWait: o.MaxWait, compute: compute,
+		jobs: make(chan *job[T]), done: make(chan struct{}), observe: o.Observe}
 	go b.loop()
 	return b, nil
 }
 
 // MaxRows is the most rows one call of Do may have: the largest batch size.
-func (b *Batcher) MaxRows() int { return b.sizes[len(b.sizes)-1] }
+func (b *Batcher[T]) MaxRows() int { return b.sizes[len(b.sizes)-1] }
 
 // Do computes the outputs of rows rows (inputs holds rows × Width values),
 // in a batch with whatever other calls arrive meanwhile. It returns when
 // they are computed, when ctx ends (the rows may still be computed, their
 // outputs dropped) or when the Batcher is closed.
-func (b *Batcher) Do(ctx context.Context, inputs []float32, rows int) ([]float32, error) {
+func (b *Batcher[T]) Do(ctx context.Context, inputs []T, rows int) ([]T, error) {
 	if rows < 1 || rows > b.MaxRows() || len(inputs) != rows*b.width {
 		return nil, fmt.Errorf("serving: %d values for %d rows: want 1 to %d rows of %d values", len(inputs), rows, b.MaxRows(), b.width)
 	}
-	j := &job{inputs: inputs, rows: rows, out: make(chan result, 1)}
+	j := &job[T]{inputs: inputs, rows: rows, out: make(chan result[T], 1)}
 	select {
 	case b.jobs <- j:
 	case <-ctx.Done():
@@ -105,11 +109,11 @@ func (b *Batcher) Do(ctx context.Context, inputs []float32, rows int) ([]float32
 
 // Close stops the Batcher once the batch it is computing is done; calls
 // queued after it get ErrClosed.
-func (b *Batcher) Close() { close(b.done) }
+func (b *Batcher[T]) Close() { close(b.done) }
 
 // loop is the one goroutine that calls compute.
-func (b *Batcher) loop() {
-	var next *job // a request that did not fit the last batch
+func (b *Batcher[T]) loop() {
+	var next *job[T] // a request that did not fit the last batch
 	for {
 		if next == nil {
 			select {
@@ -118,7 +122,7 @@ func (b *Batcher) loop() {
 				return
 			}
 		}
-		batch := []*job{next}
+		batch := []*job[T]{next}
 		rows := next.rows
 		next = nil
 		timer := time.NewTimer(b.maxWait)
@@ -143,7 +147,7 @@ func (b *Batcher) loop() {
 }
 
 // run computes one batch and hands each job its outputs.
-func (b *Batcher) run(batch []*job, rows int) {
+func (b *Batcher[T]) run(batch []*job[T], rows int) {
 	size := b.sizes[len(b.sizes)-1]
 	for _, s := range b.sizes {
 		if s >= rows {
@@ -151,7 +155,7 @@ func (b *Batcher) run(batch []*job, rows int) {
 			break
 		}
 	}
-	inputs := make([]float32, size*b.width)
+	inputs := make([]T, size*b.width)
 	at := 0
 	for _, j := range batch {
 		at += copy(inputs[at:], j.inputs)
@@ -167,10 +171,10 @@ func (b *Batcher) run(batch []*job, rows int) {
 	at = 0
 	for _, j := range batch {
 		if err != nil {
-			j.out <- result{err: err}
+			j.out <- result[T]{err: err}
 			continue
 		}
-		j.out <- result{outputs: outputs[at : at+j.rows*b.outWidth]}
+		j.out <- result[T]{outputs: outputs[at : at+j.rows*b.outWidth]}
 		at += j.rows * b.outWidth
 	}
 }

@@ -111,7 +111,7 @@ func TestBatcherPadsToTheSmallestSizeThatHolds(t *testing.T) {
 // TestBatcherOptionsAreChecked: sizes and widths are refused, naming them.
 func TestBatcherOptionsAreChecked(t *testing.T) {
 	for _, o := range []BatcherOptions{{Width: 1, OutWidth: 1}, {Sizes: []int{0, 4}, Width: 1, OutWidth: 1}, {Sizes: []int{4}, OutWidth: 1}, {Sizes: []int{4}, Width: 1, OutWidth: 1, MaxWait: -1}} {
-		if _, err := NewBatcher(nil, o); err == nil {
+		if _, err := NewBatcher[float32](nil, o); err == nil {
 			t.Errorf("%+v: no error", o)
 		}
 	}

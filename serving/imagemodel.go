@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"image/png"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -45,6 +47,9 @@ type ModelOptions struct {
 	// MaxPixels bounds the pixels an image's header may declare (default
 	// imagefile.DefaultMaxPixels).
 	MaxPixels int
+	// Method is the method of a train-vectors run served (its folder;
+	// default DefaultMethod).
+	Method string
 	// Observe, when set, is told of every batch (BatcherOptions.Observe).
 	Observe func(op string, rows, size int, took time.Duration, err error)
 }
@@ -85,7 +90,7 @@ type ImageModel struct {
 	height, width, channels int
 	checkpoint              string
 	step                    int64
-	scores, reconstructions *Batcher
+	scores, reconstructions *Batcher[float32]
 	samplesOnce             sync.Once
 	samplesPNG              []byte
 	samplesErr              error
@@ -257,7 +262,7 @@ func EncodeGrid(pixels []float32, n, height, width, channels, cols int) ([]byte,
 // Close stops the batchers (after the batch each is computing) and frees
 // the backend.
 func (m *ImageModel) Close() {
-	for _, b := range []*Batcher{m.scores, m.reconstructions} {
+	for _, b := range []*Batcher[float32]{m.scores, m.reconstructions} {
 		if b != nil {
 			b.Close()
 		}
@@ -268,4 +273,63 @@ func (m *ImageModel) Close() {
 		m.closed = true
 		m.backend.Finalize()
 	}
+}
+
+// Scored is one image of /v1/score's answer.
+type Scored struct {
+	// File is the uploaded file's name ("body" for a bare image body).
+	File string `json:"file"`
+	// Score is the image's anomaly score (higher: less typical).
+	Score float64 `json:"score"`
+	// Reconstruction, with ?reconstruct=1, is a PNG data URL of G(z).
+	Reconstruction string `json:"reconstruction,omitempty"`
+}
+
+// ScoreAnswer is /v1/score's answer for images.
+type ScoreAnswer struct {
+	Step   int64    `json:"step"`
+	Seed   int64    `json:"seed"`
+	Images []Scored `json:"images"`
+}
+
+func (m *ImageModel) info() Info {
+	return Info{Kind: "images", Step: m.step, Seed: m.o.Seed, Height: m.height, Width: m.width, Channels: m.channels,
+		MaxItems: m.MaxImages(), BatchSizes: m.scores.sizes}
+}
+
+func (m *ImageModel) answerScore(r *http.Request) (any, error) {
+	images, err := decodeUpload(r, m)
+	if err != nil {
+		return nil, err
+	}
+	n := len(images.names)
+	scores, err := m.Score(r.Context(), images.pixels, n)
+	if err != nil {
+		return nil, err
+	}
+	answer := ScoreAnswer{Step: m.step, Seed: m.o.Seed, Images: make([]Scored, n)}
+	for i, v := range scores {
+		answer.Images[i] = Scored{File: images.names[i], Score: v}
+	}
+	if r.URL.Query().Get("reconstruct") != "1" {
+		return answer, nil
+	}
+	recon, err := m.Reconstruct(r.Context(), images.pixels, n)
+	if err != nil {
+		return nil, err
+	}
+	size := m.ImageSize()
+	for i := range answer.Images {
+		png, err := EncodeGrid(recon[i*size:(i+1)*size], 1, m.height, m.width, m.channels, 1)
+		if err != nil {
+			return nil, err
+		}
+		answer.Images[i].Reconstruction = "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
+	}
+	return answer, nil
+}
+
+func (m *ImageModel) answerSamples() (string, []byte, error) {
+	png, err := m.SamplesPNG()
+	return "image/png", png, err
 }

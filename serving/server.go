@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	_ "embed" // the page
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,7 +93,7 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	met := newMetrics()
 	o.ModelOptions.Observe = met.observeBatch
-	model, err := OpenImageModel(o.ModelOptions)
+	model, err := Open(o.ModelOptions)
 	if err != nil {
 		return err
 	}
@@ -108,7 +107,8 @@ func Serve(ctx context.Context, o Options) error {
 		WriteTimeout: o.WriteTimeout, IdleTimeout: o.IdleTimeout, ErrorLog: o.Log}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	o.Log.Printf("serving %s (step %d) on http://%s; warming up batch sizes %v", o.Run, model.Step(), ln.Addr(), o.BatchSizes)
+	info := model.info()
+	o.Log.Printf("serving %s (%s, step %d) on http://%s; warming up batch sizes %v", o.Run, info.Kind, info.Step, ln.Addr(), info.BatchSizes)
 	if o.Started != nil {
 		o.Started(ln.Addr().String())
 	}
@@ -135,9 +135,22 @@ func Serve(ctx context.Context, o Options) error {
 	return nil
 }
 
+// served is what the routes need of a model: ImageModel or RowModel.
+type served interface {
+	// info describes the model for /v1/info.
+	info() Info
+	// answerScore decodes a /v1/score request and scores it; a
+	// *requestError says what was wrong with the request.
+	answerScore(r *http.Request) (any, error)
+	// answerSamples is /v1/samples' answer.
+	answerSamples() (contentType string, body []byte, err error)
+	Warm() error
+	Close()
+}
+
 // server answers the routes.
 type server struct {
-	model    *ImageModel
+	model    served
 	o        Options
 	met      *metrics
 	mux      *http.ServeMux
@@ -152,7 +165,7 @@ var page []byte
 // NewHandler returns the service's routes for model, as Serve answers them,
 // ready at once (Serve warms the model first): for a caller that runs its
 // own http.Server.
-func NewHandler(model *ImageModel, o Options) (http.Handler, error) {
+func NewHandler(model Model, o Options) (http.Handler, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
@@ -162,7 +175,7 @@ func NewHandler(model *ImageModel, o Options) (http.Handler, error) {
 	return s, nil
 }
 
-func newServer(model *ImageModel, o Options, met *metrics) *server {
+func newServer(model served, o Options, met *metrics) *server {
 	s := &server{model: model, o: o, met: met, mux: http.NewServeMux(), inFlight: make(chan struct{}, o.MaxInFlight)}
 	if o.Token != "" {
 		s.token = sha256.Sum256([]byte(o.Token))
@@ -182,7 +195,7 @@ func newServer(model *ImageModel, o Options, met *metrics) *server {
 	s.route("GET /metrics", "metrics", true, promhttp.HandlerFor(met.registry, promhttp.HandlerOpts{}).ServeHTTP)
 	s.route("GET /v1/info", "info", true, s.info)
 	s.route("POST /v1/score", "score", true, s.limited(s.score))
-	s.route("GET /v1/samples.png", "samples", true, s.limited(s.samples))
+	s.route("GET /v1/samples", "samples", true, s.limited(s.samples))
 	return s
 }
 
@@ -244,91 +257,57 @@ func (s *server) limited(h http.HandlerFunc) http.HandlerFunc {
 
 // Info is /v1/info's answer.
 type Info struct {
-	Run        string `json:"run"`
-	Step       int64  `json:"step"`
-	Seed       int64  `json:"seed"`
-	Height     int    `json:"height"`
-	Width      int    `json:"width"`
-	Channels   int    `json:"channels"`
-	MaxImages  int    `json:"max_images"`
-	BatchSizes []int  `json:"batch_sizes"`
+	// Kind is "images" (a train-lebm run) or "rows" (a train-vectors run).
+	Kind string `json:"kind"`
+	Run  string `json:"run"`
+	Step int64  `json:"step"`
+	// MaxItems is the most images or rows one request may hold.
+	MaxItems   int   `json:"max_items"`
+	BatchSizes []int `json:"batch_sizes"`
+	// An image model's seed and image shape.
+	Seed     int64 `json:"seed,omitempty"`
+	Height   int   `json:"height,omitempty"`
+	Width    int   `json:"width,omitempty"`
+	Channels int   `json:"channels,omitempty"`
+	// A row model's method, row width, column names and log Z.
+	Method  string   `json:"method,omitempty"`
+	Dim     int      `json:"dim,omitempty"`
+	Columns []string `json:"columns,omitempty"`
+	LogZ    float64  `json:"log_z,omitempty"`
 }
 
 func (s *server) info(w http.ResponseWriter, r *http.Request) {
-	h, wd, c := s.model.Shape()
-	writeJSON(w, http.StatusOK, Info{Run: s.o.Run, Step: s.model.Step(), Seed: s.model.Seed(), Height: h, Width: wd, Channels: c,
-		MaxImages: s.model.MaxImages(), BatchSizes: s.model.scores.sizes})
-}
-
-// Scored is one image of /v1/score's answer.
-type Scored struct {
-	// File is the uploaded file's name ("body" for a bare image body).
-	File string `json:"file"`
-	// Score is the image's anomaly score (higher: less typical).
-	Score float64 `json:"score"`
-	// Reconstruction, with ?reconstruct=1, is a PNG data URL of G(z).
-	Reconstruction string `json:"reconstruction,omitempty"`
-}
-
-// ScoreAnswer is /v1/score's answer.
-type ScoreAnswer struct {
-	Step   int64    `json:"step"`
-	Seed   int64    `json:"seed"`
-	Images []Scored `json:"images"`
+	info := s.model.info()
+	info.Run = s.o.Run
+	writeJSON(w, http.StatusOK, info)
 }
 
 func (s *server) score(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
-	images, err := decodeUpload(r, s.model)
-	if err != nil {
-		s.refuse(w, err)
-		return
-	}
-	scores, err := s.model.Score(r.Context(), images.pixels, len(images.names))
-	if err != nil {
+	answer, err := s.model.answerScore(r)
+	var re *requestError
+	switch {
+	case errors.As(err, &re):
+		s.refuse(w, re)
+	case err != nil:
 		s.failed(w, r, err)
-		return
+	default:
+		writeJSON(w, http.StatusOK, answer)
 	}
-	answer := ScoreAnswer{Step: s.model.Step(), Seed: s.model.Seed(), Images: make([]Scored, len(scores))}
-	for i, v := range scores {
-		answer.Images[i] = Scored{File: images.names[i], Score: v}
-	}
-	if r.URL.Query().Get("reconstruct") == "1" {
-		recon, err := s.model.Reconstruct(r.Context(), images.pixels, len(images.names))
-		if err != nil {
-			s.failed(w, r, err)
-			return
-		}
-		h, wd, c := s.model.Shape()
-		size := s.model.ImageSize()
-		for i := range answer.Images {
-			png, err := EncodeGrid(recon[i*size:(i+1)*size], 1, h, wd, c, 1)
-			if err != nil {
-				s.failed(w, r, err)
-				return
-			}
-			answer.Images[i].Reconstruction = "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
-		}
-	}
-	writeJSON(w, http.StatusOK, answer)
 }
 
 func (s *server) samples(w http.ResponseWriter, r *http.Request) {
-	png, err := s.model.SamplesPNG()
+	contentType, body, err := s.model.answerSamples()
 	if err != nil {
 		s.failed(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", "image/png")
-	w.Write(png)
+	w.Header().Set("Content-Type", contentType)
+	w.Write(body)
 }
 
 // refuse answers a request whose input was refused.
-func (s *server) refuse(w http.ResponseWriter, err error) {
-	var re *requestError
-	if !errors.As(err, &re) {
-		re = &requestError{http.StatusBadRequest, err.Error()}
-	}
+func (s *server) refuse(w http.ResponseWriter, re *requestError) {
 	kind := "decode"
 	if re.code == http.StatusRequestEntityTooLarge {
 		kind = "limit"

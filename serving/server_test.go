@@ -79,9 +79,14 @@ func newTestServer(t *testing.T, run string, o Options) (*httptest.Server, *Imag
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newHTTPTestServer(t, h, model), model
+}
+
+// newHTTPTestServer serves h until the test ends, then closes model.
+func newHTTPTestServer(t *testing.T, h http.Handler, model Model) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); model.Close() })
-	return srv, model
+	return srv
 }
 
 // multipartBody is a form with one file part per (name, content) pair.
