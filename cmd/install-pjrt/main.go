@@ -115,6 +115,7 @@ func runWith(args []string, stdout io.Writer, cpuWheel wheelSpec) error {
 	if o.cpu {
 		return installCPU(o, cpuWheel, stdout)
 	}
+	resolveRelativeURLs() // for mirrors of pypi.org whose JSON names files by relative URLs
 	if err := installer.CudaInstall(o.plugin, o.version, o.dir, true, installer.Normal); err != nil {
 		return fmt.Errorf("installing the %s plugin into %s: %w", o.plugin, o.dir, err)
 	}
