@@ -138,3 +138,35 @@ func TestDockerignoreKeepsRunsOut(t *testing.T) {
 		}
 	}
 }
+
+// TestDockerignoreCoversGitignore checks that .dockerignore keeps out of
+// the build context everything .gitignore keeps out of the repository (a
+// .gitignore pattern without a slash inside applies at any depth, where
+// .dockerignore needs **/ for that).
+func TestDockerignoreCoversGitignore(t *testing.T) {
+	read := func(name string) []string {
+		data, err := os.ReadFile(filepath.Join("..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var patterns []string
+		for _, line := range strings.Split(string(data), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				patterns = append(patterns, line)
+			}
+		}
+		return patterns
+	}
+	docker := read(".dockerignore")
+	for _, git := range read(".gitignore") {
+		want := strings.TrimSuffix(git, "/")
+		if anchored, ok := strings.CutPrefix(want, "/"); ok {
+			want = anchored
+		} else if !strings.Contains(want, "/") {
+			want = "**/" + want
+		}
+		if !slices.Contains(docker, want) {
+			t.Errorf(".gitignore has %s, and .dockerignore lacks %s: COPY . . would send it into the build", git, want)
+		}
+	}
+}
