@@ -7,7 +7,7 @@
 //
 // Routes: GET / (a page to upload images), POST /v1/score (multipart
 // image files, or one PNG/JPEG body; ?reconstruct=1 adds reconstructions),
-// GET /v1/samples.png, GET /v1/info, GET /metrics (Prometheus), GET
+// GET /v1/samples (a PNG of generated images; a train-vectors run's samples.csv), GET /v1/info, GET /metrics (Prometheus), GET
 // /healthz, GET /readyz. It listens on 127.0.0.1 unless -listen says
 // otherwise, and then asks for a bearer token (-token-file or
 // $EDLEBM_TOKEN). SIGTERM or SIGINT drains the requests in flight, then
@@ -40,7 +40,7 @@ func main() {
 	flag.Int64Var(&o.Seed, "seed", 1, "seed of the images' posterior chains (score-images' -seed: the same scores)")
 	flag.StringVar(&sizes, "batch-sizes", "1,8,64", "compiled batch sizes, comma-separated; a request holds at most the largest's images")
 	flag.DurationVar(&o.MaxWait, "max-wait", serving.DefaultMaxWait, "how long a batch waits for more requests after its first")
-	flag.IntVar(&o.Samples, "samples", 64, "generated images in /v1/samples.png")
+	flag.IntVar(&o.Samples, "samples", 64, "generated images in /v1/samples")
 	flag.BoolVar(&o.Enlarge, "enlarge", false, "accept images smaller than the run's, enlarging them")
 	flag.IntVar(&o.MaxPixels, "max-pixels", 50_000_000, "most pixels an image's header may declare")
 	flag.Int64Var(&o.MaxBodyBytes, "max-body", 32<<20, "most bytes of a request body")
