@@ -18,6 +18,7 @@ import (
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/imagefile"
 	"github.com/edlebm/edlebm/datasets/imagefolder"
+	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/lebm"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/training"
@@ -69,12 +70,12 @@ func (o ModelOptions) withDefaults() (ModelOptions, error) {
 	switch {
 	case o.Run == "":
 		return o, fmt.Errorf("Options.Run: the train-lebm run folder to serve is required")
-	case slices.Min(o.BatchSizes) < 1 || slices.Max(o.BatchSizes) > 4096:
-		return o, fmt.Errorf("Options.BatchSizes %v: want sizes from 1 to 4096", o.BatchSizes)
-	case o.MaxWait < 0 || o.Samples < 1 || o.Samples > 1024 || o.MaxPixels < 1:
-		return o, fmt.Errorf("Options.MaxWait %v, Samples %d and MaxPixels %d: want a wait ≥ 0, 1 to 1024 samples, pixels ≥ 1", o.MaxWait, o.Samples, o.MaxPixels)
 	}
-	return o, nil
+	return o, flagcheck.CheckOptions(
+		flagcheck.Rule{Name: "BatchSizes", Value: o.BatchSizes, OK: slices.Min(o.BatchSizes) >= 1 && slices.Max(o.BatchSizes) <= 4096, Want: "sizes from 1 to 4096"},
+		flagcheck.Rule{Name: "MaxWait", Value: o.MaxWait, OK: o.MaxWait >= 0, Want: "≥ 0"},
+		flagcheck.Rule{Name: "Samples", Value: o.Samples, OK: o.Samples >= 1 && o.Samples <= 1024, Want: "from 1 to 1024"},
+		flagcheck.Rule{Name: "MaxPixels", Value: o.MaxPixels, OK: o.MaxPixels >= 1, Want: "≥ 1"})
 }
 
 // An ImageModel serves a trained latent EBM: anomaly scores and

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/edlebm/edlebm/internal/flagcheck"
 )
 
 // Options say what Serve serves and the limits that keep it up. Zero
@@ -67,10 +69,11 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("Options.Listen %q: want host:port: %w", o.Listen, err)
 	case o.Token == "" && !isLoopback(host):
 		return o, fmt.Errorf("Options.Listen %q is not a loopback address: give Options.Token, the bearer token callers must send", o.Listen)
-	case o.MaxBodyBytes < 1 || o.MaxInFlight < 1:
-		return o, fmt.Errorf("Options.MaxBodyBytes %d and MaxInFlight %d: want ≥ 1", o.MaxBodyBytes, o.MaxInFlight)
 	}
-	return o, nil
+	return o, flagcheck.CheckOptions(
+		flagcheck.Rule{Name: "MaxBodyBytes", Value: o.MaxBodyBytes, OK: o.MaxBodyBytes >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "MaxInFlight", Value: o.MaxInFlight, OK: o.MaxInFlight >= 1, Want: "≥ 1"},
+		flagcheck.Rule{Name: "DrainTimeout", Value: o.DrainTimeout, OK: o.DrainTimeout > 0, Want: "> 0"})
 }
 
 // isLoopback reports whether host names only the loopback interface.

@@ -1,17 +1,21 @@
-// Command serve answers anomaly scores, reconstructions and samples of a
-// trained latent EBM (a train-lebm run folder) over HTTP, gathering
-// concurrent requests into batches of the compiled sizes:
+// Command serve answers a trained model's scores over HTTP, gathering
+// concurrent requests into batches of the compiled sizes. A train-lebm
+// run answers anomaly scores, reconstructions and samples of images; a
+// train-vectors run the log-density of rows:
 //
 //	go run ./cmd/serve -run runs/photos-ed
 //	curl -F image=@new.png http://127.0.0.1:8080/v1/score
+//	go run ./cmd/serve -run runs/vectors-wine_data -method ed
+//	curl -H 'Content-Type: application/json' -d '{"rows": [[13.2, 1.8, …]]}' http://127.0.0.1:8080/v1/score
 //
 // Routes: GET / (a page to upload images), POST /v1/score (multipart
-// image files, or one PNG/JPEG body; ?reconstruct=1 adds reconstructions),
-// GET /v1/samples (a PNG of generated images; a train-vectors run's samples.csv), GET /v1/info, GET /metrics (Prometheus), GET
-// /healthz, GET /readyz. It listens on 127.0.0.1 unless -listen says
-// otherwise, and then asks for a bearer token (-token-file or
-// $EDLEBM_TOKEN). SIGTERM or SIGINT drains the requests in flight, then
-// exits. See docs/serving.md.
+// image files or one PNG/JPEG body, ?reconstruct=1 adding
+// reconstructions; JSON rows for a train-vectors run), GET /v1/samples (a
+// PNG of generated images; a train-vectors run's samples.csv), GET
+// /v1/info, GET /metrics (Prometheus), GET /healthz, GET /readyz. It
+// listens on 127.0.0.1 unless -listen says otherwise, and then asks for a
+// bearer token (-token-file or $EDLEBM_TOKEN). SIGTERM or SIGINT drains
+// the requests in flight, then exits. See docs/serving.md.
 package main
 
 import (
@@ -31,39 +35,56 @@ import (
 )
 
 func main() {
-	var o serving.Options
-	var sizes, tokenFile string
-	flag.StringVar(&o.Run, "run", "", "the train-lebm run folder to serve (required)")
-	flag.StringVar(&o.Listen, "listen", "127.0.0.1:8080", "address to listen on; any but a loopback address needs a token")
-	flag.StringVar(&tokenFile, "token-file", "", "file holding the bearer token callers must send (default $EDLEBM_TOKEN; none on loopback)")
-	flag.StringVar(&o.Backend, "backend", "auto", backend.FlagUsage)
-	flag.Int64Var(&o.Seed, "seed", 1, "seed of the images' posterior chains (score-images' -seed: the same scores)")
-	flag.StringVar(&sizes, "batch-sizes", "1,8,64", "compiled batch sizes, comma-separated; a request holds at most the largest's images")
-	flag.DurationVar(&o.MaxWait, "max-wait", serving.DefaultMaxWait, "how long a batch waits for more requests after its first")
-	flag.IntVar(&o.Samples, "samples", 64, "generated images in /v1/samples")
-	flag.BoolVar(&o.Enlarge, "enlarge", false, "accept images smaller than the run's, enlarging them")
-	flag.IntVar(&o.MaxPixels, "max-pixels", 50_000_000, "most pixels an image's header may declare")
-	flag.Int64Var(&o.MaxBodyBytes, "max-body", 32<<20, "most bytes of a request body")
-	flag.IntVar(&o.MaxInFlight, "max-in-flight", 64, "most requests answered at once; past it 503 with Retry-After")
-	flag.DurationVar(&o.DrainTimeout, "drain", serving.DefaultDrainTimeout, "longest wait for the requests in flight at shutdown")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		log.Fatalf("serve: unexpected arguments %q", flag.Args())
-	}
-	var err error
-	if o.BatchSizes, err = parseSizes(sizes); err != nil {
-		log.Fatalf("serve: flag -batch-sizes %q: %v", sizes, err)
-	}
-	if o.Token, err = readToken(tokenFile); err != nil {
-		log.Fatalf("serve: flag -token-file: %v", err)
+	o, flags, err := parseFlags(os.Args[1:])
+	if err != nil {
+		log.Fatalf("serve: %v", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := serving.Serve(ctx, o); err != nil {
-		flags := flagcheck.FlagsOf(&o, flag.CommandLine)
-		flags["BatchSizes"], flags["Token"] = "batch-sizes", "token-file" // parsed from strings
 		log.Fatalf("serve: %v", flags.Explain(err))
 	}
+}
+
+// parseFlags reads the command line into serving's options, and the flags
+// that set each option, for its errors.
+func parseFlags(args []string) (serving.Options, flagcheck.Flags, error) {
+	var o serving.Options
+	var sizes, tokenFile string
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&o.Run, "run", "", "the run folder to serve: train-lebm's, or train-vectors' (required)")
+	fs.StringVar(&o.Method, "method", serving.DefaultMethod, "of a train-vectors run: the method whose model scores rows")
+	fs.StringVar(&o.Listen, "listen", "127.0.0.1:8080", "address to listen on; any but a loopback address needs a token")
+	fs.StringVar(&tokenFile, "token-file", "", "file holding the bearer token callers must send (default $EDLEBM_TOKEN; none on loopback)")
+	fs.StringVar(&o.Backend, "backend", "auto", backend.FlagUsage)
+	fs.Int64Var(&o.Seed, "seed", 1, "seed of the images' posterior chains (score-images' -seed: the same scores)")
+	fs.StringVar(&sizes, "batch-sizes", "1,8,64", "compiled batch sizes, comma-separated; a request holds at most the largest's images or rows")
+	fs.DurationVar(&o.MaxWait, "max-wait", serving.DefaultMaxWait, "how long a batch waits for more requests after its first")
+	fs.IntVar(&o.Samples, "samples", 64, "generated images in /v1/samples")
+	fs.BoolVar(&o.Enlarge, "enlarge", false, "accept images smaller than the run's, enlarging them")
+	fs.IntVar(&o.MaxPixels, "max-pixels", 50_000_000, "most pixels an image's header may declare")
+	fs.Int64Var(&o.MaxBodyBytes, "max-body", 32<<20, "most bytes of a request body")
+	fs.IntVar(&o.MaxInFlight, "max-in-flight", 64, "most requests answered at once; past it 503 with Retry-After")
+	fs.DurationVar(&o.DrainTimeout, "drain", serving.DefaultDrainTimeout, "longest wait for the requests in flight at shutdown")
+	if err := fs.Parse(args); err != nil {
+		return o, nil, err
+	}
+	flags := flagcheck.FlagsOf(&o, fs)
+	flags["BatchSizes"], flags["Token"] = "batch-sizes", "token-file" // parsed from strings
+	var err error
+	switch {
+	case fs.NArg() > 0:
+		return o, flags, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case o.Run == "":
+		return o, flags, fmt.Errorf("flag -run: required: the run folder to serve")
+	}
+	if o.BatchSizes, err = parseSizes(sizes); err != nil {
+		return o, flags, fmt.Errorf("flag -batch-sizes %q: %w", sizes, err)
+	}
+	if o.Token, err = readToken(tokenFile); err != nil {
+		return o, flags, fmt.Errorf("flag -token-file: %w", err)
+	}
+	return o, flags, nil
 }
 
 // parseSizes reads "1,8,64".

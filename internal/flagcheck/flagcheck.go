@@ -130,7 +130,8 @@ type Flags map[string]string
 // FlagsOf maps the fields of the struct options points to (dotted paths
 // into nested structs, leaves only) to the flags of fs that write them,
 // found by address: the flags a command declared with fs.IntVar(&o.Batch,
-// "batch", …) name themselves, with no second list to keep.
+// "batch", …) name themselves, with no second list to keep. The fields of
+// an embedded struct are named as promoted fields, without its name.
 func FlagsOf(options any, fs *flag.FlagSet) Flags {
 	byAddress := map[uintptr]string{}
 	fs.VisitAll(func(f *flag.Flag) {
@@ -145,6 +146,8 @@ func FlagsOf(options any, fs *flag.FlagSet) Flags {
 			field, f := v.Type().Field(i), v.Field(i)
 			switch {
 			case !field.IsExported():
+			case f.Kind() == reflect.Struct && field.Anonymous: // promoted: Options.X names it
+				walk(f, prefix)
 			case f.Kind() == reflect.Struct:
 				walk(f, prefix+field.Name+".")
 			default:

@@ -113,8 +113,12 @@ func TestOptionsAndTheirFlags(t *testing.T) {
 // TestFlagsOf: the fields a flag set writes, nested ones dotted, found by
 // address; fields no flag writes, and flags on other variables, are left
 // out.
+// Embedded is promoted into TestFlagsOf's options.
+type Embedded struct{ Run string }
+
 func TestFlagsOf(t *testing.T) {
 	var o struct {
+		Embedded
 		Epochs int
 		Out    string
 		Read   struct {
@@ -127,12 +131,13 @@ func TestFlagsOf(t *testing.T) {
 	var elsewhere string
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.IntVar(&o.Epochs, "epochs", 1, "")
+	fs.StringVar(&o.Run, "run", "", "")
 	fs.StringVar(&o.Out, "out", "", "")
 	fs.StringVar(&o.Read.Label, "label-column", "", "")
 	fs.IntVar(&o.Read.SkipRows, "skip-rows", 0, "")
 	fs.StringVar(&elsewhere, "methods", "", "")
 	got := FlagsOf(&o, fs)
-	want := Flags{"Epochs": "epochs", "Out": "out", "Read.Label": "label-column", "Read.SkipRows": "skip-rows"}
+	want := Flags{"Epochs": "epochs", "Run": "run", "Out": "out", "Read.Label": "label-column", "Read.SkipRows": "skip-rows"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("FlagsOf: %v, want %v", got, want)
 	}
