@@ -15,7 +15,6 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/imagefile"
 	"github.com/edlebm/edlebm/datasets/imagefolder"
 	"github.com/edlebm/edlebm/internal/flagcheck"
@@ -85,6 +84,7 @@ func (o ModelOptions) withDefaults() (ModelOptions, error) {
 type ImageModel struct {
 	o                       ModelOptions
 	backend                 backends.Backend
+	described               string     // the backend and why it was chosen
 	mu                      sync.Mutex // held while the model computes
 	closed                  bool       // under mu: the backend is freed
 	model                   *lebm.Model
@@ -104,11 +104,11 @@ func OpenImageModel(o ModelOptions) (*ImageModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
+	b, described, err := openBackend(o.Backend)
 	if err != nil {
 		return nil, err
 	}
-	m := &ImageModel{o: o, backend: b, checkpoint: training.Folder{Dir: o.Run}.Checkpoints()}
+	m := &ImageModel{o: o, backend: b, described: described, checkpoint: training.Folder{Dir: o.Run}.Checkpoints()}
 	if m.model, err = lebm.Load(b, m.checkpoint); err != nil {
 		b.Finalize()
 		return nil, fmt.Errorf("Options.Run: %w", err)
@@ -294,7 +294,7 @@ type ScoreAnswer struct {
 }
 
 func (m *ImageModel) info() Info {
-	return Info{Kind: "images", Step: m.step, Seed: m.o.Seed, Height: m.height, Width: m.width, Channels: m.channels,
+	return Info{Kind: "images", Backend: m.described, Step: m.step, Seed: m.o.Seed, Height: m.height, Width: m.width, Channels: m.channels,
 		MaxItems: m.MaxImages(), BatchSizes: m.scores.sizes}
 }
 

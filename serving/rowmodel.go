@@ -16,6 +16,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 
 	"github.com/edlebm/edlebm/backend"
+
 	"github.com/edlebm/edlebm/densityrun"
 )
 
@@ -38,12 +39,23 @@ func Open(o ModelOptions) (Model, error) {
 // log-density of new rows on the data's scale (densityrun.RowModel),
 // batched across callers. It is safe for concurrent use.
 type RowModel struct {
-	o       ModelOptions
-	backend backends.Backend
-	mu      sync.Mutex // held while the model computes
-	closed  bool       // under mu
-	model   *densityrun.RowModel
-	scores  *Batcher[float64]
+	o         ModelOptions
+	backend   backends.Backend
+	described string     // the backend and why it was chosen
+	mu        sync.Mutex // held while the model computes
+	closed    bool       // under mu
+	model     *densityrun.RowModel
+	scores    *Batcher[float64]
+}
+
+// openBackend opens the GoMLX backend request asks for (backend.Resolve's
+// syntax; "" for auto) and says which it is and why.
+func openBackend(request string) (backends.Backend, string, error) {
+	b, choice, err := backend.Open(cmp.Or(request, "auto"))
+	if err != nil {
+		return nil, "", fmt.Errorf("Options.Backend: %w", err)
+	}
+	return b, fmt.Sprintf("%s (%s)", b.Name(), choice.Reason), nil
 }
 
 // DefaultMethod is ModelOptions.Method's default.
@@ -56,11 +68,11 @@ func OpenRowModel(o ModelOptions) (*RowModel, error) {
 		return nil, err
 	}
 	o.Method = cmp.Or(o.Method, DefaultMethod)
-	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
+	b, described, err := openBackend(o.Backend)
 	if err != nil {
 		return nil, err
 	}
-	m := &RowModel{o: o, backend: b}
+	m := &RowModel{o: o, backend: b, described: described}
 	if m.model, err = densityrun.OpenRowModel(b, o.Run, o.Method); err != nil {
 		b.Finalize()
 		return nil, fmt.Errorf("Options.Run: %w", err)
@@ -143,7 +155,7 @@ type RowsAnswer struct {
 }
 
 func (m *RowModel) info() Info {
-	return Info{Kind: "rows", Step: m.model.Step, Method: m.model.Method, Dim: m.model.Dim, Columns: m.model.Columns,
+	return Info{Kind: "rows", Backend: m.described, Step: m.model.Step, Method: m.model.Method, Dim: m.model.Dim, Columns: m.model.Columns,
 		LogZ: m.model.LogZ, MaxItems: m.MaxRows(), BatchSizes: m.scores.sizes}
 }
 

@@ -111,7 +111,7 @@ func Serve(ctx context.Context, o Options) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	info := model.info()
-	o.Log.Printf("serving %s (%s, step %d) on http://%s; warming up batch sizes %v", o.Run, info.Kind, info.Step, ln.Addr(), info.BatchSizes)
+	o.Log.Printf("serving %s (%s, step %d) on http://%s, backend %s; warming up batch sizes %v", o.Run, info.Kind, info.Step, ln.Addr(), info.Backend, info.BatchSizes)
 	if o.Started != nil {
 		o.Started(ln.Addr().String())
 	}
@@ -264,6 +264,8 @@ type Info struct {
 	Kind string `json:"kind"`
 	Run  string `json:"run"`
 	Step int64  `json:"step"`
+	// Backend is the GoMLX backend computing, and why it was chosen.
+	Backend string `json:"backend"`
 	// MaxItems is the most images or rows one request may hold.
 	MaxItems   int   `json:"max_items"`
 	BatchSizes []int `json:"batch_sizes"`
