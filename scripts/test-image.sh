@@ -569,6 +569,14 @@ image_exists "$IMAGE" || {
 new_container "$IMAGE"
 ctr=$container
 root=$(bah mount "$ctr")
+# The checks' container drops the image's VOLUMEs (/data, /runs): buildah
+# 1.28 mounted its own folder for the VOLUME /runs over `-v DIR:/runs` in
+# about one run in three here (the run's outputs went there, and the next
+# run resumed from them); docker run -v replaces the VOLUME.
+# shellcheck disable=SC2016 # a Go template's $k, not the shell's
+while IFS= read -r volume; do
+  if [[ -n $volume ]]; then bah config --volume "$volume-" "$ctr"; fi
+done < <(bah inspect --type image --format '{{range $k, $v := .OCIv1.Config.Volumes}}{{println $k}}{{end}}' "$IMAGE")
 
 failed=()
 for name in "${CHECKS[@]}"; do
