@@ -123,11 +123,11 @@ echo "slow client: $slow; a good request after it: $after" >&2
 # A damaged checkpoint at start: a clear error, and nothing listens.
 damaged=$work/damaged
 cp -r "$lebm_run" "$damaged"
-bin_file=$(find "$damaged/checkpoint" -name '*.bin' | head -1)
+bin_file=$(find "$damaged/checkpoint/$(cat "$damaged/checkpoint/LATEST")" -name '*.bin')
 truncate -s $(($(stat -c %s "$bin_file") / 2)) "$bin_file"
 dp=$((lp + 2))
 rc=0
-"$bin" -run "$damaged" -listen "127.0.0.1:$dp" >"$work/damaged.log" 2>&1 || rc=$?
+timeout 120 "$bin" -run "$damaged" -listen "127.0.0.1:$dp" >"$work/damaged.log" 2>&1 || rc=$?
 msg=$(tail -1 "$work/damaged.log" | tr '|' '/' | head -c 300)
 listening=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$dp/healthz" || true)
 rows+="| damaged checkpoint at start | exit 1, no listener | exit $rc, healthz $listening | | \`$msg\` | |"$'\n'
