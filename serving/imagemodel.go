@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/edlebm/edlebm/datasets/imagefile"
@@ -83,10 +82,7 @@ func (o ModelOptions) withDefaults() (ModelOptions, error) {
 // lock, by the batchers' goroutines and the samples' generation.
 type ImageModel struct {
 	o                       ModelOptions
-	backend                 backends.Backend
-	described               string     // the backend and why it was chosen
-	mu                      sync.Mutex // held while the model computes
-	closed                  bool       // under mu: the backend is freed
+	lock                    modelLock // the model computes under it
 	model                   *lebm.Model
 	height, width, channels int
 	checkpoint              string
@@ -108,7 +104,7 @@ func OpenImageModel(o ModelOptions) (*ImageModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &ImageModel{o: o, backend: b, described: described, checkpoint: training.Folder{Dir: o.Run}.Checkpoints()}
+	m := &ImageModel{o: o, lock: modelLock{backend: b, described: described}, checkpoint: training.Folder{Dir: o.Run}.Checkpoints()}
 	if m.model, err = lebm.Load(b, m.checkpoint); err != nil {
 		b.Finalize()
 		return nil, fmt.Errorf("Options.Run: %w", err)
@@ -194,54 +190,46 @@ func (m *ImageModel) Reconstruct(ctx context.Context, pixels []float32, n int) (
 }
 
 func (m *ImageModel) scoreBatch(pixels []float32, size int) ([]float32, error) {
-	x := tensors.FromFlatDataAndDimensions(pixels, size, m.height, m.width, m.channels)
-	defer x.FinalizeAll()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	y, err := m.model.AnomalyScoreSeeded(x, lebm.ImageSeeds(m.o.Seed, pixels, m.ImageSize()))
-	if err != nil {
-		return nil, err
-	}
-	defer y.FinalizeAll()
-	return tensors.MustCopyFlatData[float32](y), nil
+	return m.imageBatch(pixels, size, func(x *tensors.Tensor) (*tensors.Tensor, error) {
+		return m.model.AnomalyScoreSeeded(x, lebm.ImageSeeds(m.o.Seed, pixels, m.ImageSize()))
+	})
 }
 
 func (m *ImageModel) reconstructBatch(pixels []float32, size int) ([]float32, error) {
+	return m.imageBatch(pixels, size, m.model.Reconstruct)
+}
+
+// imageBatch computes a batch of size images under the model's lock.
+func (m *ImageModel) imageBatch(pixels []float32, size int, compute func(x *tensors.Tensor) (*tensors.Tensor, error)) (out []float32, err error) {
 	x := tensors.FromFlatDataAndDimensions(pixels, size, m.height, m.width, m.channels)
 	defer x.FinalizeAll()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	y, err := m.model.Reconstruct(x)
-	if err != nil {
-		return nil, err
-	}
-	defer y.FinalizeAll()
-	return tensors.MustCopyFlatData[float32](y), nil
+	err = m.lock.run(func() error {
+		y, err := compute(x)
+		if err != nil {
+			return err
+		}
+		defer y.FinalizeAll()
+		out = tensors.MustCopyFlatData[float32](y)
+		return nil
+	})
+	return out, err
 }
 
 // SamplesPNG returns a picture of Samples generated images, drawn once.
 func (m *ImageModel) SamplesPNG() ([]byte, error) {
 	m.samplesOnce.Do(func() {
-		m.mu.Lock()
-		if m.closed {
-			m.mu.Unlock()
-			m.samplesErr = ErrClosed
-			return
+		var pixels []float32
+		if m.samplesErr = m.lock.run(func() error {
+			y, err := m.model.Generate(m.o.Samples)
+			if err != nil {
+				return err
+			}
+			defer y.FinalizeAll()
+			pixels = tensors.MustCopyFlatData[float32](y)
+			return nil
+		}); m.samplesErr == nil {
+			m.samplesPNG, m.samplesErr = EncodeGrid(pixels, m.o.Samples, m.height, m.width, m.channels, 8)
 		}
-		y, err := m.model.Generate(m.o.Samples)
-		m.mu.Unlock()
-		if err != nil {
-			m.samplesErr = err
-			return
-		}
-		defer y.FinalizeAll()
-		m.samplesPNG, m.samplesErr = EncodeGrid(tensors.MustCopyFlatData[float32](y), m.o.Samples, m.height, m.width, m.channels, 8)
 	})
 	return m.samplesPNG, m.samplesErr
 }
@@ -268,12 +256,7 @@ func (m *ImageModel) Close() {
 			b.Close()
 		}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.closed {
-		m.closed = true
-		m.backend.Finalize()
-	}
+	m.lock.close()
 }
 
 // Scored is one image of /v1/score's answer.
@@ -294,7 +277,7 @@ type ScoreAnswer struct {
 }
 
 func (m *ImageModel) info() Info {
-	return Info{Kind: "images", Backend: m.described, Step: m.step, Seed: m.o.Seed, Height: m.height, Width: m.width, Channels: m.channels,
+	return Info{Kind: "images", Backend: m.lock.described, Step: m.step, Seed: m.o.Seed, Height: m.height, Width: m.width, Channels: m.channels,
 		MaxItems: m.MaxImages(), BatchSizes: m.scores.sizes}
 }
 

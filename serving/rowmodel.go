@@ -39,13 +39,10 @@ func Open(o ModelOptions) (Model, error) {
 // log-density of new rows on the data's scale (densityrun.RowModel),
 // batched across callers. It is safe for concurrent use.
 type RowModel struct {
-	o         ModelOptions
-	backend   backends.Backend
-	described string     // the backend and why it was chosen
-	mu        sync.Mutex // held while the model computes
-	closed    bool       // under mu
-	model     *densityrun.RowModel
-	scores    *Batcher[float64]
+	o      ModelOptions
+	lock   modelLock // the model computes under it
+	model  *densityrun.RowModel
+	scores *Batcher[float64]
 }
 
 // openBackend opens the GoMLX backend request asks for (backend.Resolve's
@@ -56,6 +53,34 @@ func openBackend(request string) (backends.Backend, string, error) {
 		return nil, "", fmt.Errorf("Options.Backend: %w", err)
 	}
 	return b, fmt.Sprintf("%s (%s)", b.Name(), choice.Reason), nil
+}
+
+// modelLock serialises a model's computations, and frees its backend
+// once, after the computation under way.
+type modelLock struct {
+	mu        sync.Mutex
+	closed    bool // under mu: the backend is freed
+	backend   backends.Backend
+	described string // the backend and why it was chosen
+}
+
+// run calls fn under the lock, or answers ErrClosed once closed.
+func (l *modelLock) run(fn func() error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	return fn()
+}
+
+func (l *modelLock) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed && l.backend != nil {
+		l.backend.Finalize()
+	}
+	l.closed = true
 }
 
 // DefaultMethod is ModelOptions.Method's default.
@@ -72,7 +97,7 @@ func OpenRowModel(o ModelOptions) (*RowModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &RowModel{o: o, backend: b, described: described}
+	m := &RowModel{o: o, lock: modelLock{backend: b, described: described}}
 	if m.model, err = densityrun.OpenRowModel(b, o.Run, o.Method); err != nil {
 		b.Finalize()
 		return nil, fmt.Errorf("Options.Run: %w", err)
@@ -100,13 +125,12 @@ func (m *RowModel) LogDensities(ctx context.Context, rows []float64, n int) ([]f
 	return m.scores.Do(ctx, rows, n)
 }
 
-func (m *RowModel) scoreBatch(rows []float64, size int) ([]float64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	return m.model.LogDensities(rows)
+func (m *RowModel) scoreBatch(rows []float64, size int) (out []float64, err error) {
+	err = m.lock.run(func() error {
+		out, err = m.model.LogDensities(rows)
+		return err
+	})
+	return out, err
 }
 
 // Warm computes a batch of every size, so that every graph is compiled
@@ -125,12 +149,7 @@ func (m *RowModel) Close() {
 	if m.scores != nil {
 		m.scores.Close()
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.closed {
-		m.closed = true
-		m.backend.Finalize()
-	}
+	m.lock.close()
 }
 
 // RowsRequest is /v1/score's request for rows: numbers on the data's
@@ -155,7 +174,7 @@ type RowsAnswer struct {
 }
 
 func (m *RowModel) info() Info {
-	return Info{Kind: "rows", Backend: m.described, Step: m.model.Step, Method: m.model.Method, Dim: m.model.Dim, Columns: m.model.Columns,
+	return Info{Kind: "rows", Backend: m.lock.described, Step: m.model.Step, Method: m.model.Method, Dim: m.model.Dim, Columns: m.model.Columns,
 		LogZ: m.model.LogZ, MaxItems: m.MaxRows(), BatchSizes: m.scores.sizes}
 }
 
