@@ -27,11 +27,12 @@
 # (any failing command, set -e holds in it) when the image is wrong, and
 # calls `summary "line"` for the summary; add NAME to CHECKS.
 #
-# Not part of the default test suite (scripts/test.sh): it takes about ten
-# minutes (bases, Go modules, the build, 3 GB of NVIDIA wheels from PyPI)
-# and, at its peak, some 20 GB of disk in buildah's vfs storage (every
-# layer a full copy), and needs root, buildah, mmdebstrap and the package
-# registries (Debian's mirror, the Go module proxy, PyPI).
+# Not part of the default test suite (scripts/test.sh): it takes minutes
+# (four on 2 cores with nearby registries: the bases, Go modules, the
+# build, 3 GB of NVIDIA wheels from PyPI), some 25 GB of disk at its peak
+# (buildah's vfs storage copies every layer whole), root, buildah,
+# mmdebstrap and the package registries (Debian's mirror, the Go module
+# proxy, PyPI).
 #
 #   scripts/test-image.sh [-rebuild-bases] [-layers] [-no-build] [-only NAME,...] [-prune]
 #
