@@ -19,8 +19,10 @@
 #      image's own loader except libcuda.so.1 (the NVIDIA runtime mounts
 #      it); the GLIBC and GLIBCXX versions they need against the image's
 #      (and Ubuntu 24.04's); sizes; a short training run on SimpleGo
-#      (-backend go) through the image's entry point, resumed once; and the
-#      entry point's -backend cuda failing clearly without a GPU;
+#      (-backend go) through the image's entry point, resumed once; the
+#      scoring service (serve) on that run answering a score and its
+#      metrics, then draining on SIGTERM; and the entry point's -backend
+#      cuda failing clearly without a GPU;
 #   4. prints a summary, and exits 1 if any check failed.
 #
 # A new check is a function check_NAME that prints what it sees, fails
@@ -72,7 +74,7 @@ else
   done
 fi
 
-CHECKS=(commands plugin libraries glibc sizes smoke_go cuda_without_gpu)
+CHECKS=(commands plugin libraries glibc sizes smoke_go serve cuda_without_gpu)
 build=1
 prune=0
 layers=--layers=false
@@ -515,6 +517,59 @@ check_smoke_go() {
   echo "outputs: $(find "$runs/lebm" -mindepth 1 -maxdepth 1 -printf '%f ' | tr ' ' '\n' | sort | tr '\n' ' ')"
   echo "last metrics: $(tail -1 "$runs/lebm/metrics.jsonl" | cut -c1-300)"
   summary "smoke (go): 4 steps of train-lebm on SimpleGo in the image in ${first} s, then resumed to step 8 in $((SECONDS - start)) s; checkpoint, grids and metrics written"
+}
+
+# check_serve: the scoring service in the image, on smoke_go's run and
+# SimpleGo: ready, a score for a Fashion-MNIST image, its metrics, and a
+# drain on SIGTERM. Chroot isolation shares the host's network, so curl
+# reaches it on 127.0.0.1.
+check_serve() {
+  local runs=$scratch/runs-go
+  if [[ ! -f $runs/lebm/checkpoint/LATEST ]]; then
+    echo "no run in $runs/lebm: check_serve serves smoke_go's run (-only smoke_go,serve)"
+    return 1
+  fi
+  /usr/bin/python3 - "$DATA_DIR/t10k-images-idx3-ubyte.gz" "$scratch/image.png" <<'PY'
+import gzip, struct, sys, zlib
+img = gzip.open(sys.argv[1]).read()[16:16 + 784]
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+rows = b"".join(b"\0" + img[r * 28:(r + 1) * 28] for r in range(28))
+open(sys.argv[2], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 28, 28, 8, 0, 0, 0, 0)) +
+                              chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+PY
+  local port=$((20000 + RANDOM % 20000)) start=$SECONDS rc=0 ready=""
+  echo "\$ docker run --entrypoint serve ... $IMAGE -backend go -run /runs/lebm -listen 127.0.0.1:$port -batch-sizes 1,4"
+  timeout 300 buildah --storage-driver vfs run --isolation chroot -v "$runs:/runs" "$ctr" -- \
+    serve -backend go -run /runs/lebm -listen "127.0.0.1:$port" -batch-sizes 1,4 >"$scratch/serve.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 600); do
+    if curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; then
+      ready=$((SECONDS - start))
+      break
+    fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  if [[ -z $ready ]]; then
+    sed 's/^/  /' "$scratch/serve.log"
+    echo "not ready"
+    return 1
+  fi
+  echo "ready after $ready s"
+  local answer
+  answer=$(curl -sf -F "image=@$scratch/image.png" "http://127.0.0.1:$port/v1/score")
+  echo "  POST /v1/score: $answer"
+  grep -q '"score":' <<<"$answer"
+  echo "  GET /metrics: $(curl -sf "http://127.0.0.1:$port/metrics" | grep -E '^edlebm_(images_total|http_requests_total)' | tr '\n' ' ')"
+  curl -sf "http://127.0.0.1:$port/metrics" | grep -q '^edlebm_images_total{op="score"} 1'
+  # chroot isolation shares the host's process table: SIGTERM the service itself.
+  pkill -TERM -f "serve -backend go -run /runs/lebm -listen 127.0.0.1:$port" || true
+  wait "$pid" || rc=$?
+  sed 's/^/  /' "$scratch/serve.log" | grep -v '^  backend:' | cut -c1-200
+  echo "exit status $rc after SIGTERM"
+  [[ $rc == 0 ]]
+  grep -q 'drained; stopped' "$scratch/serve.log"
+  summary "serve: the scoring service in the image on SimpleGo ready in ${ready} s, a Fashion-MNIST image scored, its metrics counted it, SIGTERM drained and exited 0"
 }
 
 check_cuda_without_gpu() {
