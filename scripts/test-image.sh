@@ -560,10 +560,17 @@ PY
   answer=$(curl -sf -F "image=@$scratch/image.png" "http://127.0.0.1:$port/v1/score")
   echo "  POST /v1/score: $answer"
   grep -q '"score":' <<<"$answer"
-  echo "  GET /metrics: $(curl -sf "http://127.0.0.1:$port/metrics" | grep -E '^edlebm_(images_total|http_requests_total)' | tr '\n' ' ')"
-  curl -sf "http://127.0.0.1:$port/metrics" | grep -q '^edlebm_images_total{op="score"} 1'
-  # chroot isolation shares the host's process table: SIGTERM the service itself.
-  pkill -TERM -f "serve -backend go -run /runs/lebm -listen 127.0.0.1:$port" || true
+  local metrics
+  metrics=$(curl -sf "http://127.0.0.1:$port/metrics")
+  echo "  GET /metrics: $(grep -E '^edlebm_(images_total|http_requests_total)' <<<"$metrics" | tr '\n' ' ')"
+  grep -q '^edlebm_images_total{op="score"} 1$' <<<"$metrics"
+  # chroot isolation shares the host's process table: SIGTERM the service
+  # itself, the process named serve listening on the port (buildah run's
+  # command line names it too).
+  local p
+  for p in $(pgrep -x serve); do
+    if tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- "-listen 127.0.0.1:$port"; then kill -TERM "$p"; fi
+  done
   wait "$pid" || rc=$?
   sed 's/^/  /' "$scratch/serve.log" | grep -v '^  backend:' | cut -c1-200
   echo "exit status $rc after SIGTERM"

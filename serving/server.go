@@ -219,7 +219,7 @@ func (s *server) route(pattern, name string, auth bool, h http.HandlerFunc) {
 		if auth && !s.authorized(r) {
 			s.met.errors.WithLabelValues("auth").Inc()
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="edlebm"`)
-			writeError(rec, http.StatusUnauthorized, "a bearer token is required: Authorization: Bearer TOKEN")
+			writeError(rec, http.StatusUnauthorized, "missing or wrong bearer token: send Authorization: Bearer TOKEN")
 			return
 		}
 		h(rec, r)
