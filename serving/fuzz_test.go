@@ -2,6 +2,7 @@ package serving
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -41,6 +42,39 @@ func FuzzDecodeUpload(f *testing.F) {
 		}
 		if n := len(u.names); n < 1 || n > 3 || len(u.pixels) != 64*n {
 			t.Fatalf("%d names and %d values", n, len(u.pixels))
+		}
+	})
+}
+
+// FuzzDecodeRows feeds arbitrary bodies to the rows' decoder: it must never
+// panic, and must either decode 1 to 3 rows of 2 finite numbers or refuse
+// with a 4xx status.
+func FuzzDecodeRows(f *testing.F) {
+	f.Add("application/json", `{"rows": [[1, 2], [3.5e2, -4]]}`)
+	f.Add("application/json", `{"rows": [[1, null]]}`)
+	f.Add("application/json", `{"rows": [[NaN, 1]]}`)
+	f.Add("application/json", `{"rows": [[1e400, 1]]}`)
+	f.Add("application/json; charset=utf-8", `{"rows": []} {}`)
+	f.Add("text/csv", "1,2\n")
+	f.Fuzz(func(t *testing.T, contentType, body string) {
+		r := httptest.NewRequest(http.MethodPost, "/v1/score", strings.NewReader(body))
+		r.Header.Set("Content-Type", contentType)
+		r.Body = http.MaxBytesReader(httptest.NewRecorder(), r.Body, 1<<16)
+		values, n, err := decodeRows(r, 2, 3)
+		if err != nil {
+			var re *requestError
+			if !errors.As(err, &re) || re.code < 400 || re.code > 499 || re.msg == "" {
+				t.Fatalf("refused with %v (%T), want a 4xx requestError", err, err)
+			}
+			return
+		}
+		if n < 1 || n > 3 || len(values) != 2*n {
+			t.Fatalf("%d rows and %d values", n, len(values))
+		}
+		for _, v := range values {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("decoded %v", v)
+			}
 		}
 	})
 }
