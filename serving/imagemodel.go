@@ -53,14 +53,17 @@ type ModelOptions struct {
 	Observe func(op string, rows, size int, took time.Duration, err error)
 }
 
-// DefaultMaxWait is ModelOptions.MaxWait's default.
-const DefaultMaxWait = 5 * time.Millisecond
+// Defaults of ModelOptions.
+const (
+	DefaultMaxWait = 5 * time.Millisecond
+	DefaultSamples = 64
+)
 
 // DefaultBatchSizes are ModelOptions.BatchSizes' default.
 var DefaultBatchSizes = []int{1, 8, 64}
 
 func (o ModelOptions) withDefaults() (ModelOptions, error) {
-	o.Seed, o.MaxWait, o.Samples = cmp.Or(o.Seed, 1), cmp.Or(o.MaxWait, DefaultMaxWait), cmp.Or(o.Samples, 64)
+	o.Seed, o.MaxWait, o.Samples = cmp.Or(o.Seed, 1), cmp.Or(o.MaxWait, DefaultMaxWait), cmp.Or(o.Samples, DefaultSamples)
 	o.MaxPixels = cmp.Or(o.MaxPixels, imagefile.DefaultMaxPixels)
 	if len(o.BatchSizes) == 0 {
 		o.BatchSizes = DefaultBatchSizes

@@ -52,11 +52,16 @@ type Options struct {
 	Log *log.Logger
 }
 
-// DefaultDrainTimeout is Options.DrainTimeout's default.
-const DefaultDrainTimeout = 30 * time.Second
+// Defaults of Options.
+const (
+	DefaultListen       = "127.0.0.1:8080"
+	DefaultMaxBodyBytes = 32 << 20
+	DefaultMaxInFlight  = 64
+	DefaultDrainTimeout = 30 * time.Second
+)
 
 func (o Options) withDefaults() (Options, error) {
-	o.Listen, o.MaxBodyBytes, o.MaxInFlight = cmp.Or(o.Listen, "127.0.0.1:8080"), cmp.Or(o.MaxBodyBytes, 32<<20), cmp.Or(o.MaxInFlight, 64)
+	o.Listen, o.MaxBodyBytes, o.MaxInFlight = cmp.Or(o.Listen, DefaultListen), cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes), cmp.Or(o.MaxInFlight, DefaultMaxInFlight)
 	o.ReadHeaderTimeout, o.ReadTimeout = cmp.Or(o.ReadHeaderTimeout, 5*time.Second), cmp.Or(o.ReadTimeout, 60*time.Second)
 	o.WriteTimeout, o.IdleTimeout = cmp.Or(o.WriteTimeout, 120*time.Second), cmp.Or(o.IdleTimeout, 120*time.Second)
 	o.DrainTimeout = cmp.Or(o.DrainTimeout, DefaultDrainTimeout)

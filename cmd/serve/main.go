@@ -30,6 +30,7 @@ import (
 	"syscall"
 
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets/imagefile"
 	"github.com/edlebm/edlebm/internal/flagcheck"
 	"github.com/edlebm/edlebm/serving"
 )
@@ -54,17 +55,17 @@ func parseFlags(args []string) (serving.Options, flagcheck.Flags, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&o.Run, "run", "", "the run folder to serve: train-lebm's, or train-vectors' (required)")
 	fs.StringVar(&o.Method, "method", serving.DefaultMethod, "of a train-vectors run: the method whose model scores rows")
-	fs.StringVar(&o.Listen, "listen", "127.0.0.1:8080", "address to listen on; any but a loopback address needs a token")
+	fs.StringVar(&o.Listen, "listen", serving.DefaultListen, "address to listen on; any but a loopback address needs a token")
 	fs.StringVar(&tokenFile, "token-file", "", "file holding the bearer token callers must send (default $EDLEBM_TOKEN; none on loopback)")
 	fs.StringVar(&o.Backend, "backend", "auto", backend.FlagUsage)
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the images' posterior chains (score-images' -seed: the same scores)")
-	fs.StringVar(&sizes, "batch-sizes", "1,8,64", "compiled batch sizes, comma-separated; a request holds at most the largest's images or rows")
+	fs.StringVar(&sizes, "batch-sizes", joinSizes(serving.DefaultBatchSizes), "compiled batch sizes, comma-separated; a request holds at most the largest's images or rows")
 	fs.DurationVar(&o.MaxWait, "max-wait", serving.DefaultMaxWait, "how long a batch waits for more requests after its first")
-	fs.IntVar(&o.Samples, "samples", 64, "generated images in /v1/samples")
+	fs.IntVar(&o.Samples, "samples", serving.DefaultSamples, "generated images in /v1/samples")
 	fs.BoolVar(&o.Enlarge, "enlarge", false, "accept images smaller than the run's, enlarging them")
-	fs.IntVar(&o.MaxPixels, "max-pixels", 50_000_000, "most pixels an image's header may declare")
-	fs.Int64Var(&o.MaxBodyBytes, "max-body", 32<<20, "most bytes of a request body")
-	fs.IntVar(&o.MaxInFlight, "max-in-flight", 64, "most requests answered at once; past it 503 with Retry-After")
+	fs.IntVar(&o.MaxPixels, "max-pixels", imagefile.DefaultMaxPixels, "most pixels an image's header may declare")
+	fs.Int64Var(&o.MaxBodyBytes, "max-body", serving.DefaultMaxBodyBytes, "most bytes of a request body")
+	fs.IntVar(&o.MaxInFlight, "max-in-flight", serving.DefaultMaxInFlight, "most requests answered at once; past it 503 with Retry-After")
 	fs.DurationVar(&o.DrainTimeout, "drain", serving.DefaultDrainTimeout, "longest wait for the requests in flight at shutdown")
 	if err := fs.Parse(args); err != nil {
 		return o, nil, err
@@ -85,6 +86,15 @@ func parseFlags(args []string) (serving.Options, flagcheck.Flags, error) {
 		return o, flags, fmt.Errorf("flag -token-file: %w", err)
 	}
 	return o, flags, nil
+}
+
+// joinSizes writes sizes as parseSizes reads them.
+func joinSizes(sizes []int) string {
+	s := make([]string, len(sizes))
+	for i, n := range sizes {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }
 
 // parseSizes reads "1,8,64".
