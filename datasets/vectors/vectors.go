@@ -100,47 +100,62 @@ func Read(path string, o ReadOptions) (*Set, error) {
 
 // readCSV reads a CSV file, gzipped when its name ends in .gz.
 func readCSV(path string, o ReadOptions) (*Set, error) {
+	t := &table{path: path, firstLine: o.SkipRows + 1, label: -1}
+	err := ReadRecords(path, o.SkipRows, func(rec []string, line int) error { return t.add(rec, line, o.Label) })
+	if err != nil {
+		return nil, err
+	}
+	return t.set(), nil
+}
+
+// ReadRecords calls fn with each record of the CSV file at path (gzipped
+// when its name ends in .gz) and its line, after skipRows lines: quoted
+// fields as encoding/csv reads them, a leading byte-order mark dropped,
+// every record as long as the first. The record is reused between calls.
+// Errors name the file and line.
+func ReadRecords(path string, skipRows int, fn func(rec []string, line int) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("vectors: %w", err)
+		return fmt.Errorf("vectors: %w", err)
 	}
 	defer f.Close()
 	var r io.Reader = bufio.NewReader(f)
 	if strings.HasSuffix(strings.ToLower(path), ".gz") {
 		gz, err := gzip.NewReader(r)
 		if err != nil {
-			return nil, fmt.Errorf("vectors: %s: %w", path, err)
+			return fmt.Errorf("vectors: %s: %w", path, err)
 		}
 		defer gz.Close()
 		r = gz
 	}
 	br := bufio.NewReader(r)
-	for i := range o.SkipRows {
+	if bom, err := br.Peek(3); err == nil && string(bom) == "\ufeff" {
+		br.Discard(3)
+	}
+	for i := range skipRows {
 		if _, err := br.ReadString('\n'); err != nil {
-			return nil, fmt.Errorf("vectors: %s: skipping line %d of %d: %w", path, i+1, o.SkipRows, err)
+			return fmt.Errorf("vectors: %s: skipping line %d of %d: %w", path, i+1, skipRows, err)
 		}
 	}
-	t := &table{path: path, firstLine: o.SkipRows + 1, label: -1}
 	cr := csv.NewReader(br)
 	cr.TrimLeadingSpace = true
 	cr.ReuseRecord = true
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if pe := (*csv.ParseError)(nil); errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
-			return nil, fmt.Errorf("vectors: %s, line %d: %d fields, want %d like the rows before", path, pe.Line+o.SkipRows, len(rec), t.fields)
+			return fmt.Errorf("vectors: %s, line %d: %d fields, want %d like the rows before", path, pe.Line+skipRows, len(rec), cr.FieldsPerRecord)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("vectors: %s: %w", path, err)
+			return fmt.Errorf("vectors: %s: %w", path, err)
 		}
 		line, _ := cr.FieldPos(0) // only valid for a record read without error
-		if err := t.add(rec, line+o.SkipRows, o.Label); err != nil {
-			return nil, err
+		if err := fn(rec, line+skipRows); err != nil {
+			return err
 		}
 	}
-	return t.set(), nil
 }
 
 // table collects the rows of a CSV file.

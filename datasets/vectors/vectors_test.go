@@ -242,3 +242,16 @@ func FuzzReadCSV(f *testing.F) {
 		}
 	})
 }
+
+// TestReadDropsAByteOrderMark: a CSV saved by a spreadsheet program with a
+// UTF-8 byte-order mark reads its header's first name without it.
+func TestReadDropsAByteOrderMark(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bom.csv")
+	if err := os.WriteFile(p, []byte("\ufeffalcohol,ash\n13.2,2.4\n12.9,2.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Read(p, ReadOptions{})
+	if err != nil || s.Columns[0] != "alcohol" || s.N != 2 {
+		t.Fatalf("read %+v, %v; want the columns alcohol and ash, 2 rows", s, err)
+	}
+}
