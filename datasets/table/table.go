@@ -1,0 +1,369 @@
+// Package table reads a user's table of mixed columns — numbers and
+// categories — from a CSV file (gzip, a header, quoted fields, a
+// byte-order mark: vectors.ReadRecords), infers each column's kind, and
+// records the schema (each categorical column's categories, in order, and
+// the structure of its perturbation graph) so that training, scoring and
+// sampling encode rows alike.
+//
+// A column with a word is categorical; one of numbers only is numeric,
+// unless the user says otherwise (an integer column with few distinct
+// values is offered as categorical in Summary). Bad input is refused
+// before anything else happens, naming the file, line and column: a column
+// mixing numbers and words (unless declared categorical), a missing value
+// (empty, NA, NaN; or Options.Missing drops such rows), a column with one
+// value, and a categorical column of more than Options.MaxCategories
+// distinct values (an identifier, most likely).
+package table
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/edlebm/edlebm/datasets/vectors"
+)
+
+// Kind is a column's kind.
+type Kind string
+
+// The kinds of Kind.
+const (
+	Numeric     Kind = "numeric"
+	Categorical Kind = "categorical"
+)
+
+// The structures of a categorical column's perturbation graph (as
+// losses.CategoryGraph names them).
+const (
+	Uniform  = "uniform"
+	Ordinal  = "ordinal"
+	Cyclical = "cyclical"
+)
+
+// Column is one column of a schema.
+type Column struct {
+	Name string `json:"name"`
+	Kind Kind   `json:"kind"`
+	// Categories are a categorical column's values, in their order (the
+	// order given, else numbers in numeric order and words in byte
+	// order); Structure is its graph: Uniform (the default), Ordinal or
+	// Cyclical.
+	Categories []string `json:"categories,omitempty"`
+	Structure  string   `json:"structure,omitempty"`
+}
+
+// Schema is a table's columns, in the file's order.
+type Schema struct {
+	Columns []Column `json:"columns"`
+}
+
+// ColumnOptions override what Read infers of one column.
+type ColumnOptions struct {
+	// Kind, when set, is the column's kind.
+	Kind Kind
+	// Structure is a categorical column's graph (default Uniform).
+	Structure string
+	// Order, for an ordinal or cyclical column, is its categories in
+	// order; every value of the column must be one of them.
+	Order []string
+}
+
+// Missing is what Read does with a missing value.
+const (
+	MissingError = "error" // the default: an error naming file, line and column
+	MissingDrop  = "drop"  // the row is dropped (Summary says how many)
+)
+
+// Options say how to read a table.
+type Options struct {
+	// SkipRows drops that many lines at the start of the file.
+	SkipRows int
+	// Columns override the inferred kinds and structures, by header name.
+	Columns map[string]ColumnOptions
+	// Drop names columns to leave out (an identifier, a constant column).
+	Drop []string
+	// Missing is MissingError (default) or MissingDrop.
+	Missing string
+	// MaxCategories bounds a categorical column's distinct values
+	// (default 1000).
+	MaxCategories int
+	// FewValues: an integer column with at most this many distinct values
+	// is offered as categorical in Summary (default 10).
+	FewValues int
+}
+
+// Table is a mixed table read by Read.
+type Table struct {
+	// Name is the file's base name.
+	Name   string
+	Schema Schema
+	// N is the number of rows; Dropped the rows left out for a missing
+	// value (Options.MissingDrop).
+	N, Dropped int
+	// Numbers holds the numeric columns' values, N rows of as many as the
+	// schema has numeric columns, in its order.
+	Numbers []float64
+	// Codes holds the categorical columns' category indices, N rows of as
+	// many as the schema has categorical columns, in its order.
+	Codes []int
+	// few lists the numeric columns of integers with few distinct values.
+	few []string
+}
+
+// missingWords are a missing value's spellings (and the empty field).
+var missingWords = []string{"", "na", "n/a", "nan", "null", "none", "?"}
+
+func isMissing(field string) bool {
+	return slices.Contains(missingWords, strings.ToLower(strings.TrimSpace(field)))
+}
+
+// Read reads the CSV file at path (.csv or .csv.gz) with a header. Errors
+// name the file, and the line and column where there is one.
+func Read(path string, o Options) (*Table, error) {
+	o.Missing, o.MaxCategories, o.FewValues = cmp.Or(o.Missing, MissingError), cmp.Or(o.MaxCategories, 1000), cmp.Or(o.FewValues, 10)
+	if o.Missing != MissingError && o.Missing != MissingDrop {
+		return nil, fmt.Errorf("table: Options.Missing %q: want %q or %q", o.Missing, MissingError, MissingDrop)
+	}
+	r := &reader{path: path, o: o}
+	if err := vectors.ReadRecords(path, o.SkipRows, r.add); err != nil {
+		return nil, err
+	}
+	if r.header == nil || len(r.rows) == 0 {
+		return nil, fmt.Errorf("table: %s: a header and at least one row wanted", path)
+	}
+	t, err := r.table()
+	if err != nil {
+		return nil, err
+	}
+	t.Name = filepath.Base(path)
+	return t, nil
+}
+
+// reader collects a file's fields, column by column.
+type reader struct {
+	path    string
+	o       Options
+	header  []string
+	keep    []int      // the columns read, by index in the file
+	rows    [][]string // kept rows' fields, by kept column
+	lines   []int
+	dropped int
+}
+
+func (r *reader) add(rec []string, line int) error {
+	if r.header == nil {
+		r.header = slices.Clone(rec)
+		for j, name := range r.header {
+			if slices.Contains(r.header[:j], name) || strings.TrimSpace(name) == "" {
+				return fmt.Errorf("table: %s, line %d, column %d: header name %q empty or repeated: want a name for each column", r.path, line, j+1, name)
+			}
+			if !slices.Contains(r.o.Drop, name) {
+				r.keep = append(r.keep, j)
+			}
+		}
+		for _, name := range slices.Concat(r.o.Drop, mapKeys(r.o.Columns)) {
+			if !slices.Contains(r.header, name) {
+				return fmt.Errorf("table: %s: column %q named in the options is not in the header %q", r.path, name, r.header)
+			}
+		}
+		return nil
+	}
+	row := make([]string, len(r.keep))
+	for i, j := range r.keep {
+		if isMissing(rec[j]) {
+			if r.o.Missing == MissingDrop {
+				r.dropped++
+				return nil
+			}
+			return fmt.Errorf("table: %s, line %d, column %d (%s): a missing value %q: fill it in, or drop such rows (Options.Missing %q)", r.path, line, j+1, r.header[j], rec[j], MissingDrop)
+		}
+		row[i] = strings.TrimSpace(rec[j])
+	}
+	r.rows, r.lines = append(r.rows, row), append(r.lines, line)
+	return nil
+}
+
+func mapKeys(m map[string]ColumnOptions) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// table infers each kept column's kind and encodes the rows.
+func (r *reader) table() (*Table, error) {
+	t := &Table{N: len(r.rows), Dropped: r.dropped}
+	for i, j := range r.keep {
+		col, err := r.column(i, j)
+		if err != nil {
+			return nil, err
+		}
+		t.Schema.Columns = append(t.Schema.Columns, col)
+	}
+	for _, row := range r.rows {
+		for i, col := range t.Schema.Columns {
+			if col.Kind == Numeric {
+				v, _ := strconv.ParseFloat(row[i], 64) // checked by column
+				t.Numbers = append(t.Numbers, v)
+			} else {
+				t.Codes = append(t.Codes, slices.Index(col.Categories, row[i]))
+			}
+		}
+	}
+	for i, col := range t.Schema.Columns {
+		if col.Kind == Numeric && r.integersWithFewValues(i) {
+			t.few = append(t.few, col.Name)
+		}
+	}
+	return t, nil
+}
+
+// column infers kept column i's (file column j's) kind and categories.
+func (r *reader) column(i, j int) (Column, error) {
+	name := r.header[j]
+	col := Column{Name: name}
+	given := r.o.Columns[name]
+	var firstWord, firstNumber = -1, -1
+	distinct := map[string]bool{}
+	for k, row := range r.rows {
+		distinct[row[i]] = true
+		switch number := isNumber(row[i]); {
+		case number && firstNumber < 0:
+			firstNumber = k
+		case !number && firstWord < 0:
+			firstWord = k
+		}
+	}
+	where := func(k int) string { return fmt.Sprintf("%s, line %d, column %d (%s)", r.path, r.lines[k], j+1, name) }
+	switch {
+	case len(distinct) == 1:
+		return col, fmt.Errorf("table: %s: the one value %q in all %d rows: nothing to learn; drop the column (Options.Drop)", where(0), r.rows[0][i], len(r.rows))
+	case given.Kind == Numeric && firstWord >= 0:
+		return col, fmt.Errorf("table: %s: %q is not a number, and the column was declared numeric", where(firstWord), r.rows[firstWord][i])
+	case given.Kind == "" && firstWord >= 0 && firstNumber >= 0:
+		return col, fmt.Errorf("table: %s: the word %q in a column of numbers (%q at line %d): fix the value, or declare the column categorical", where(firstWord), r.rows[firstWord][i], r.rows[firstNumber][i], r.lines[firstNumber])
+	case given.Kind != "" && given.Kind != Numeric && given.Kind != Categorical:
+		return col, fmt.Errorf("table: column %q: kind %q, want %q or %q", name, given.Kind, Numeric, Categorical)
+	}
+	col.Kind = cmp.Or(given.Kind, Numeric)
+	if firstWord >= 0 {
+		col.Kind = Categorical
+	}
+	if col.Kind == Numeric {
+		for k, row := range r.rows {
+			if v, _ := strconv.ParseFloat(row[i], 64); math.IsInf(v, 0) {
+				return col, fmt.Errorf("table: %s: %q: want a finite number", where(k), row[i])
+			}
+		}
+		return col, nil
+	}
+	if len(distinct) > r.o.MaxCategories {
+		return col, fmt.Errorf("table: column %d (%s) of %s: %d distinct values, more than the %d a categorical column may have (Options.MaxCategories): an identifier? drop it (Options.Drop)", j+1, name, r.path, len(distinct), r.o.MaxCategories)
+	}
+	col.Structure = cmp.Or(given.Structure, Uniform)
+	if !slices.Contains([]string{Uniform, Ordinal, Cyclical}, col.Structure) {
+		return col, fmt.Errorf("table: column %q: structure %q, want %q, %q or %q", name, col.Structure, Uniform, Ordinal, Cyclical)
+	}
+	if given.Order != nil {
+		col.Categories = slices.Clone(given.Order)
+		for k, row := range r.rows {
+			if !slices.Contains(col.Categories, row[i]) {
+				return col, fmt.Errorf("table: %s: %q is not one of the order given, %q", where(k), row[i], given.Order)
+			}
+		}
+		return col, nil
+	}
+	for v := range distinct {
+		col.Categories = append(col.Categories, v)
+	}
+	slices.SortFunc(col.Categories, compareValues)
+	return col, nil
+}
+
+// isNumber reports whether a field is a number (finite or not: ±Inf is
+// then refused by name).
+func isNumber(field string) bool {
+	_, err := strconv.ParseFloat(field, 64)
+	return err == nil
+}
+
+// compareValues orders numbers numerically before words in byte order.
+func compareValues(a, b string) int {
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	switch {
+	case errA == nil && errB == nil:
+		return cmp.Or(cmp.Compare(x, y), strings.Compare(a, b))
+	case errA == nil:
+		return -1
+	case errB == nil:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// integersWithFewValues reports whether kept column i holds integers of at
+// most FewValues distinct values.
+func (r *reader) integersWithFewValues(i int) bool {
+	distinct := map[string]bool{}
+	for _, row := range r.rows {
+		v, err := strconv.ParseFloat(row[i], 64)
+		if err != nil || v != math.Trunc(v) {
+			return false
+		}
+		distinct[row[i]] = true
+	}
+	return len(distinct) <= r.o.FewValues
+}
+
+// Summary describes the table as a person checks it before training: its
+// rows, each column's kind and values, the integer columns that may be
+// categories, and the rows dropped.
+func (t *Table) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d rows", t.Name, t.N)
+	if t.Dropped > 0 {
+		fmt.Fprintf(&b, " (%d dropped for a missing value)", t.Dropped)
+	}
+	b.WriteString("\n")
+	for _, c := range t.Schema.Columns {
+		if c.Kind == Numeric {
+			fmt.Fprintf(&b, "  %-20s numeric\n", c.Name)
+			continue
+		}
+		shown := c.Categories[:min(len(c.Categories), 6)]
+		more := ""
+		if len(c.Categories) > len(shown) {
+			more = fmt.Sprintf(", … (%d in all)", len(c.Categories))
+		}
+		fmt.Fprintf(&b, "  %-20s categorical, %s: %s%s\n", c.Name, c.Structure, strings.Join(shown, ", "), more)
+	}
+	for _, name := range t.few {
+		fmt.Fprintf(&b, "  %s holds few distinct integers: a category? declare it categorical to treat it as one\n", name)
+	}
+	return b.String()
+}
+
+// Code returns the category index of value in categorical column name, or
+// an error naming a value training never saw.
+func (s Schema) Code(name, value string) (int, error) {
+	for _, c := range s.Columns {
+		if c.Name != name {
+			continue
+		}
+		if c.Kind != Categorical {
+			return 0, fmt.Errorf("table: column %q is %s, not categorical", name, c.Kind)
+		}
+		if k := slices.Index(c.Categories, strings.TrimSpace(value)); k >= 0 {
+			return k, nil
+		}
+		return 0, fmt.Errorf("table: column %q: category %q was not in the training rows (%s)", name, value, strings.Join(c.Categories[:min(len(c.Categories), 10)], ", "))
+	}
+	return 0, fmt.Errorf("table: no column %q in the schema", name)
+}

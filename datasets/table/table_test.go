@@ -1,0 +1,134 @@
+package table
+
+import (
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// writeFile writes text as a file of name in a temporary folder, gzipped
+// when the name ends in .gz.
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if strings.HasSuffix(name, ".gz") {
+		gz := gzip.NewWriter(f)
+		defer gz.Close()
+		gz.Write([]byte(text))
+		return p
+	}
+	f.WriteString(text)
+	return p
+}
+
+const penguins = "\ufeffspecies,island,bill_length_mm,body_mass_g,sex,year,month\n" +
+	"Adelie,Torgersen,39.1,3750,male,2007,Mar\n" +
+	"Adelie,\"Biscoe, north\",39.5,3800,female,2007,Dec\n" +
+	"Gentoo,Biscoe,46.1,4500,female,2008,Jan\n" +
+	"Chinstrap,Dream,46.5,3500,female,2009,Mar\n" +
+	"Gentoo,Biscoe,50.0,5700,male,2009,Feb\n"
+
+// TestReadInfersKindsAndEncodes reads a small penguin table (gzipped, a
+// byte-order mark, a quoted field with a comma) and checks every column's
+// kind, categories and codes, the numbers, the summary's offer of the
+// integer column, and the options that override the inference.
+func TestReadInfersKindsAndEncodes(t *testing.T) {
+	months := []string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
+	tab, err := Read(writeFile(t, "penguins.csv.gz", penguins), Options{Columns: map[string]ColumnOptions{
+		"month": {Structure: Cyclical, Order: months}, "year": {Kind: Categorical, Structure: Ordinal}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Column{
+		{Name: "species", Kind: Categorical, Categories: []string{"Adelie", "Chinstrap", "Gentoo"}, Structure: Uniform},
+		{Name: "island", Kind: Categorical, Categories: []string{"Biscoe", "Biscoe, north", "Dream", "Torgersen"}, Structure: Uniform},
+		{Name: "bill_length_mm", Kind: Numeric},
+		{Name: "body_mass_g", Kind: Numeric},
+		{Name: "sex", Kind: Categorical, Categories: []string{"female", "male"}, Structure: Uniform},
+		{Name: "year", Kind: Categorical, Categories: []string{"2007", "2008", "2009"}, Structure: Ordinal},
+		{Name: "month", Kind: Categorical, Categories: months, Structure: Cyclical},
+	}
+	for i, c := range tab.Schema.Columns {
+		if c.Name != want[i].Name || c.Kind != want[i].Kind || c.Structure != want[i].Structure || !slices.Equal(c.Categories, want[i].Categories) {
+			t.Errorf("column %d: %+v, want %+v", i+1, c, want[i])
+		}
+	}
+	if tab.N != 5 || !slices.Equal(tab.Numbers, []float64{39.1, 3750, 39.5, 3800, 46.1, 4500, 46.5, 3500, 50, 5700}) {
+		t.Errorf("%d rows, numbers %v", tab.N, tab.Numbers)
+	}
+	wantCodes := []int{0, 3, 1, 0, 2, 0, 1, 0, 0, 11, 2, 0, 0, 1, 0, 1, 2, 0, 2, 2, 2, 0, 1, 2, 1} // species, island, sex, year, month
+	if !slices.Equal(tab.Codes, wantCodes) {
+		t.Errorf("codes %v, want %v", tab.Codes, wantCodes)
+	}
+	plain, err := Read(writeFile(t, "p.csv", penguins), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := plain.Summary(); !strings.Contains(s, "year holds few distinct integers") || !strings.Contains(s, "species              categorical, uniform: Adelie, Chinstrap, Gentoo") {
+		t.Errorf("summary:\n%s", s)
+	}
+	if k, err := tab.Schema.Code("month", "Feb"); k != 1 || err != nil {
+		t.Errorf("Code(month, Feb) = %d, %v", k, err)
+	}
+	if _, err := tab.Schema.Code("species", "Emperor"); err == nil || !strings.Contains(err.Error(), `category "Emperor" was not in the training rows (Adelie, Chinstrap, Gentoo)`) {
+		t.Errorf("an unseen category: %v", err)
+	}
+}
+
+// TestReadRefusesBadTables: each bad table or option is refused, naming
+// the file, line and column (or the option), before anything else.
+func TestReadRefusesBadTables(t *testing.T) {
+	ids := "id,x\n"
+	for i := range 1200 {
+		ids += "u" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26) + "," + string(rune('0'+i%10)) + "\n"
+	}
+	for _, tc := range []struct {
+		name, text string
+		o          Options
+		want       string
+	}{
+		{"a word in a column of numbers", "a,b\n1,x\n2,y\nthree,z\n", Options{}, `line 4, column 1 (a): the word "three" in a column of numbers ("1" at line 2)`},
+		{"declared numeric", "a,b\n1,x\nfour,y\n", Options{Columns: map[string]ColumnOptions{"a": {Kind: Numeric}}}, `line 3, column 1 (a): "four" is not a number`},
+		{"an empty field", "a,b\n1,x\n,y\n", Options{}, `line 3, column 1 (a): a missing value ""`},
+		{"NA", "a,b\n1,x\n2,NA\n", Options{}, `line 3, column 2 (b): a missing value "NA"`},
+		{"one value", "a,b\n1,x\n2,x\n", Options{}, `column 2 (b): the one value "x" in all 2 rows`},
+		{"too many categories", ids, Options{}, "column 1 (id) of"},
+		{"a value outside the order", "a,b\n1,x\n2,w\n", Options{Columns: map[string]ColumnOptions{"b": {Structure: Ordinal, Order: []string{"x", "y"}}}}, `line 3, column 2 (b): "w" is not one of the order given`},
+		{"an unknown structure", "a,b\n1,x\n2,y\n", Options{Columns: map[string]ColumnOptions{"b": {Structure: "tree"}}}, `structure "tree"`},
+		{"an option's column not in the header", "a,b\n1,x\n2,y\n", Options{Drop: []string{"c"}}, `column "c" named in the options`},
+		{"a repeated header name", "a,a\n1,x\n2,y\n", Options{}, `header name "a" empty or repeated`},
+		{"rows of other widths", "a,b\n1,x\n2\n", Options{}, "line 3: 1 fields, want 2"},
+		{"infinity", "a,b\n1,x\nInf,y\n", Options{}, `line 3, column 1 (a): "Inf": want a finite number`},
+		{"no rows", "a,b\n", Options{}, "at least one row"},
+		{"a bad Missing", "a,b\n1,x\n2,y\n", Options{Missing: "zero"}, `Options.Missing "zero"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeFile(t, "t.csv", tc.text)
+			_, err := Read(p, tc.o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadDropsRowsWithMissingValuesWhenAsked: Options.Missing "drop"
+// leaves those rows out and says how many; Options.Drop leaves a column
+// out.
+func TestReadDropsRowsWithMissingValuesWhenAsked(t *testing.T) {
+	tab, err := Read(writeFile(t, "m.csv", "id,a,b\n1,1,x\n2,,y\n3,3,NA\n4,4,y\n5,2,x\n"), Options{Missing: MissingDrop, Drop: []string{"id"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.N != 3 || tab.Dropped != 2 || len(tab.Schema.Columns) != 2 || !slices.Equal(tab.Numbers, []float64{1, 4, 2}) || !strings.Contains(tab.Summary(), "3 rows (2 dropped for a missing value)") {
+		t.Errorf("%d rows, %d dropped, columns %+v, numbers %v; summary %q", tab.N, tab.Dropped, tab.Schema.Columns, tab.Numbers, tab.Summary())
+	}
+}
