@@ -367,3 +367,59 @@ func (s Schema) Code(name, value string) (int, error) {
 	}
 	return 0, fmt.Errorf("table: no column %q in the schema", name)
 }
+
+// Width is the values of an encoded row: one a numeric column, K a
+// categorical column of K categories (its one-hot block).
+func (s Schema) Width() int {
+	w := 0
+	for _, c := range s.Columns {
+		if c.Kind == Numeric {
+			w++
+		} else {
+			w += len(c.Categories)
+		}
+	}
+	return w
+}
+
+// Encode returns the rows as a model takes them, N × Width values in the
+// schema's kinds: numeric columns first, standardised by z (fitted on the
+// numeric columns, vectors.Fit of NumericSet), then each categorical
+// column's one-hot block, in the schema's order.
+func (t *Table) Encode(z vectors.Standardizer) ([]float32, error) {
+	numeric := len(t.Numbers) / max(t.N, 1)
+	if err := z.Check(numeric); err != nil {
+		return nil, fmt.Errorf("table: %s: %w", t.Name, err)
+	}
+	var blocks []int // each categorical column's categories
+	for _, c := range t.Schema.Columns {
+		if c.Kind == Categorical {
+			blocks = append(blocks, len(c.Categories))
+		}
+	}
+	width := t.Schema.Width()
+	out := make([]float32, t.N*width)
+	for i := range t.N {
+		row := out[i*width : (i+1)*width]
+		for j, v := range t.Numbers[i*numeric : (i+1)*numeric] {
+			row[j] = float32((v - z.Mean[j]) / z.Std[j])
+		}
+		at := numeric
+		for c, k := range blocks {
+			row[at+t.Codes[i*len(blocks)+c]] = 1
+			at += k
+		}
+	}
+	return out, nil
+}
+
+// NumericSet is the numeric columns as vectors, for vectors.Fit.
+func (t *Table) NumericSet() *vectors.Set {
+	s := &vectors.Set{Name: t.Name, N: t.N, D: len(t.Numbers) / max(t.N, 1), Values: t.Numbers}
+	for _, c := range t.Schema.Columns {
+		if c.Kind == Numeric {
+			s.Columns = append(s.Columns, c.Name)
+		}
+	}
+	return s
+}

@@ -2,11 +2,14 @@ package table
 
 import (
 	"compress/gzip"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/edlebm/edlebm/datasets/vectors"
 )
 
 // writeFile writes text as a file of name in a temporary folder, gzipped
@@ -130,5 +133,38 @@ func TestReadDropsRowsWithMissingValuesWhenAsked(t *testing.T) {
 	}
 	if tab.N != 3 || tab.Dropped != 2 || len(tab.Schema.Columns) != 2 || !slices.Equal(tab.Numbers, []float64{1, 4, 2}) || !strings.Contains(tab.Summary(), "3 rows (2 dropped for a missing value)") {
 		t.Errorf("%d rows, %d dropped, columns %+v, numbers %v; summary %q", tab.N, tab.Dropped, tab.Schema.Columns, tab.Numbers, tab.Summary())
+	}
+}
+
+// TestEncodeStandardisesAndOneHots: the penguins' rows encoded by hand —
+// the two numeric columns standardised with the mean and deviation
+// computed here, then each categorical column's one-hot block.
+func TestEncodeStandardisesAndOneHots(t *testing.T) {
+	tab, err := Read(writeFile(t, "p.csv", penguins), Options{Drop: []string{"year", "month"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := vectors.Fit(tab.NumericSet())
+	got, err := tab.Encode(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bill := []float64{39.1, 39.5, 46.1, 46.5, 50}
+	var mean, variance float64
+	for _, v := range bill {
+		mean += v / 5
+	}
+	for _, v := range bill {
+		variance += (v - mean) * (v - mean) / 5
+	}
+	// Row 2: Adelie, "Biscoe, north", 39.5, 3800, female.
+	width := tab.Schema.Width() // 2 numbers + 3 species + 4 islands + 2 sexes
+	row := got[width : 2*width]
+	wantOneHot := []float32{1, 0, 0, 0, 1, 0, 0, 1, 0}
+	if width != 11 || math.Abs(float64(row[0])-(39.5-mean)/math.Sqrt(variance)) > 1e-6 || !slices.Equal(row[2:], wantOneHot) {
+		t.Errorf("width %d, row 2 %v; want 11 values, bill %v, one-hot %v", width, row, (39.5-mean)/math.Sqrt(variance), wantOneHot)
+	}
+	if _, err := tab.Encode(vectors.Standardizer{Mean: []float64{0}, Std: []float64{1}}); err == nil {
+		t.Error("a standardiser of 1 column for 2: no error")
 	}
 }
