@@ -25,13 +25,13 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/imagefile"
 	"github.com/edlebm/edlebm/internal/flagcheck"
+	"github.com/edlebm/edlebm/internal/settings"
 	"github.com/edlebm/edlebm/serving"
 )
 
@@ -59,7 +59,7 @@ func parseFlags(args []string) (serving.Options, flagcheck.Flags, error) {
 	fs.StringVar(&tokenFile, "token-file", "", "file holding the bearer token callers must send (default $EDLEBM_TOKEN; none on loopback)")
 	fs.StringVar(&o.Backend, "backend", "auto", backend.FlagUsage)
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the images' posterior chains (score-images' -seed: the same scores)")
-	fs.StringVar(&sizes, "batch-sizes", joinSizes(serving.DefaultBatchSizes), "compiled batch sizes, comma-separated; a request holds at most the largest's images or rows")
+	fs.StringVar(&sizes, "batch-sizes", settings.JoinInts(serving.DefaultBatchSizes), "compiled batch sizes, comma-separated; a request holds at most the largest's images or rows")
 	fs.DurationVar(&o.MaxWait, "max-wait", serving.DefaultMaxWait, "how long a batch waits for more requests after its first")
 	fs.IntVar(&o.Samples, "samples", serving.DefaultSamples, "generated images in /v1/samples")
 	fs.BoolVar(&o.Enlarge, "enlarge", false, "accept images smaller than the run's, enlarging them")
@@ -79,35 +79,13 @@ func parseFlags(args []string) (serving.Options, flagcheck.Flags, error) {
 	case o.Run == "":
 		return o, flags, fmt.Errorf("flag -run: required: the run folder to serve")
 	}
-	if o.BatchSizes, err = parseSizes(sizes); err != nil {
+	if o.BatchSizes, err = settings.ParsePositiveInts(sizes); err != nil {
 		return o, flags, fmt.Errorf("flag -batch-sizes %q: %w", sizes, err)
 	}
 	if o.Token, err = readToken(tokenFile); err != nil {
 		return o, flags, fmt.Errorf("flag -token-file: %w", err)
 	}
 	return o, flags, nil
-}
-
-// joinSizes writes sizes as parseSizes reads them.
-func joinSizes(sizes []int) string {
-	s := make([]string, len(sizes))
-	for i, n := range sizes {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ",")
-}
-
-// parseSizes reads "1,8,64".
-func parseSizes(s string) ([]int, error) {
-	var sizes []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a batch size ≥ 1", f)
-		}
-		sizes = append(sizes, n)
-	}
-	return sizes, nil
 }
 
 // readToken reads the token from file, or $EDLEBM_TOKEN when file is "".

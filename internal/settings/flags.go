@@ -48,7 +48,7 @@ func DeclareFlags(fs *flag.FlagSet, params []Param) *Flags {
 			ptr = fs.Bool(p.Flag, *field, p.Usage)
 		case *[]int:
 			list := slices.Clone(*field)
-			fs.Func(p.Flag, fmt.Sprintf("%s (comma-separated; default %s)", p.Usage, joinInts(*field)), func(text string) error {
+			fs.Func(p.Flag, fmt.Sprintf("%s (comma-separated; default %s)", p.Usage, JoinInts(*field)), func(text string) error {
 				values, err := ParsePositiveInts(text)
 				if err == nil {
 					list = values
@@ -103,8 +103,8 @@ func ParsePositiveInts(text string) ([]int, error) {
 	return out, nil
 }
 
-// joinInts writes a list as ParsePositiveInts reads it.
-func joinInts(values []int) string {
+// JoinInts writes a list as ParsePositiveInts reads it.
+func JoinInts(values []int) string {
 	parts := make([]string, len(values))
 	for i, v := range values {
 		parts[i] = strconv.Itoa(v)
