@@ -1,0 +1,106 @@
+package sampling
+
+import (
+	"math"
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/internal/testutil"
+)
+
+// TestMixedSweepsSampleAKnownMixedTarget runs the sampler on rows of one
+// number and two categorical columns (2 and 3 categories) with
+//
+//	E(x, c₁, c₂) = (x − μ[c₁])²/2 + A[c₁][c₂],
+//
+// whose exact law is p(c₁, c₂) ∝ exp(−A[c₁][c₂]) (the Gaussian's integral
+// is the same for every c₁) and x | c₁ ~ N(μ[c₁], 1): the six joint
+// frequencies of 4,000 chains and the mean and variance of x given c₁
+// must match, from chains started far away (x = 0, every category the
+// first).
+func TestMixedSweepsSampleAKnownMixedTarget(t *testing.T) {
+	mu := []float64{-0.5, 1} // overlapping: the chains change c₁ often
+	a := [][]float64{{0, 1, 2}, {0.5, -0.5, 1.5}}
+	const chains = 4000
+	layout := MixedLayout{Numeric: 1, Categories: []int{2, 3}}
+	ctx := context.New()
+	if err := ctx.SetRNGStateFromSeed(7); err != nil {
+		t.Fatal(err)
+	}
+	// pick is a 6×n matrix picking values from..from+n of a row (by
+	// products, not slices: SimpleGo has no Pad, a slice's gradient).
+	pick := func(g *Graph, from, n int) *Node {
+		m := make([][]float64, 6)
+		for i := range m {
+			m[i] = make([]float64, n)
+			if i >= from && i < from+n {
+				m[i][i-from] = 1
+			}
+		}
+		return Const(g, m)
+	}
+	energy := func(row *Node) *Node {
+		g := row.Graph()
+		x := MatMul(row, pick(g, 0, 1))
+		o1 := MatMul(row, pick(g, 1, 2))
+		o2 := MatMul(row, pick(g, 3, 3))
+		mean := ReduceSum(Mul(o1, Const(g, [][]float64{mu})), 1)
+		table := ReduceSum(Mul(MatMul(o1, Const(g, a)), o2), 1)
+		return Add(MulScalar(Square(Sub(Reshape(x, chains), mean)), 0.5), table)
+	}
+	exec := context.MustNewExec(testutil.Backend(), ctx, func(ctx *context.Context, x0 *Node) []*Node {
+		x, acc := MixedSweeps(ctx, energy, x0, layout, Scalar(x0.Graph(), x0.DType(), 1.0), 25, 3)
+		return []*Node{x, acc}
+	})
+	start := make([]float64, chains*6)
+	for i := range chains {
+		start[i*6+1], start[i*6+3] = 1, 1
+	}
+	outs := exec.MustExec(tensors.FromFlatDataAndDimensions(start, chains, 6))
+	rows := tensors.MustCopyFlatData[float64](outs[0])
+	acc := tensors.MustCopyFlatData[float64](outs[1])
+
+	var z float64
+	for _, r := range a {
+		for _, v := range r {
+			z += math.Exp(-v)
+		}
+	}
+	counts := [2][3]float64{}
+	var sum, sumSq, n [2]float64
+	for i := range chains {
+		r := rows[i*6 : (i+1)*6]
+		c1 := int(r[2]) // 1 when the second category
+		c2 := 0
+		for k := range 3 {
+			if r[3+k] == 1 {
+				c2 = k
+			}
+		}
+		if r[1]+r[2] != 1 || r[3]+r[4]+r[5] != 1 {
+			t.Fatalf("chain %d: %v is not one-hot in each column", i, r)
+		}
+		counts[c1][c2]++
+		sum[c1], sumSq[c1], n[c1] = sum[c1]+r[0], sumSq[c1]+r[0]*r[0], n[c1]+1
+	}
+	for c1 := range 2 {
+		for c2 := range 3 {
+			p := math.Exp(-a[c1][c2]) / z
+			got := counts[c1][c2] / chains
+			if se := math.Sqrt(p * (1 - p) / chains); math.Abs(got-p) > 4.5*se {
+				t.Errorf("p(c₁=%d, c₂=%d): %.4f of the chains, exact %.4f (± %.4f)", c1, c2, got, p, se)
+			}
+		}
+		mean := sum[c1] / n[c1]
+		variance := sumSq[c1]/n[c1] - mean*mean
+		if math.Abs(mean-mu[c1]) > 4.5/math.Sqrt(n[c1]) || math.Abs(variance-1) > 4.5*math.Sqrt(2/n[c1]) {
+			t.Errorf("x | c₁=%d: mean %.3f, variance %.3f over %v chains; want %v and 1", c1, mean, variance, n[c1], mu[c1])
+		}
+	}
+	if acc[0] <= 0.2 || acc[0] >= 1 {
+		t.Errorf("MALA acceptance %.3f", acc[0])
+	}
+}
