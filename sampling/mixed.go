@@ -65,10 +65,35 @@ func MixedSweeps(ctx *context.Context, energy losses.EnergyFn, x0 *Node, layout 
 }
 
 // gibbsColumn draws the categorical column whose one-hot block starts at
-// value at and is k wide from its exact conditional: the energies of the
-// k rows that differ only there, a softmax, and a Gumbel-max draw.
+// value at and is k wide from its exact conditional (CategoryLogits) by a
+// Gumbel-max draw.
 func gibbsColumn(ctx *context.Context, energy losses.EnergyFn, x *Node, at, k int) *Node {
 	g, b, w := x.Graph(), x.Shape().Dimensions[0], x.Shape().Dimensions[1]
+	logits := CategoryLogits(energy, x, at, k)
+	u := ctx.RandomUniform(g, shapes.Make(x.DType(), b, k))
+	gumbel := Neg(Log(Neg(Log(u))))
+	choice := ArgMax(Add(logits, gumbel), 1, dtypes.Int32)
+	var parts []*Node
+	if at > 0 {
+		parts = append(parts, SliceAxis(x, 1, AxisRange(0, at)))
+	}
+	parts = append(parts, OneHot(choice, k, x.DType()))
+	if at+k < w {
+		parts = append(parts, SliceAxis(x, 1, AxisRange(at+k, w)))
+	}
+	return Concatenate(parts, 1)
+}
+
+// CategoryLogits returns −E of each row of x [B, W] with its categorical
+// column at values at…at+k (one-hot) set to each of the k categories in
+// turn [B, k], gradients stopped: a softmax of them is the column's exact
+// conditional p(c | the rest) ∝ exp(−E) — the Gibbs update's law, and the
+// energy's classification of a categorical target column.
+func CategoryLogits(energy losses.EnergyFn, x *Node, at, k int) *Node {
+	g, w := x.Graph(), x.Shape().Dimensions[1]
+	if at < 0 || k < 1 || at+k > w {
+		panic(fmt.Errorf("sampling: categorical column at %d of %d categories in rows of %d values", at, k, w))
+	}
 	position := Iota(g, shapes.Make(dtypes.Int32, 1, w), 1)
 	inBlock := And(GreaterOrEqual(position, Const(g, int32(at))), LessThan(position, Const(g, int32(at+k))))
 	cleared := Mul(x, ConvertDType(LogicalNot(inBlock), x.DType())) // [B, W]
@@ -77,18 +102,5 @@ func gibbsColumn(ctx *context.Context, energy losses.EnergyFn, x *Node, at, k in
 		oneHot := ConvertDType(Equal(position, Const(g, int32(at+c))), x.DType())
 		energies = append(energies, InsertAxes(StopGradient(energy(Add(cleared, oneHot))), 1))
 	}
-	logits := Neg(Concatenate(energies, 1)) // [B, k]
-	u := ctx.RandomUniform(g, shapes.Make(x.DType(), b, k))
-	gumbel := Neg(Log(Neg(Log(u))))
-	choice := ArgMax(Add(logits, gumbel), 1, dtypes.Int32)
-	block := OneHot(choice, k, x.DType()) // [B, k]
-	parts := []*Node{}
-	if at > 0 {
-		parts = append(parts, SliceAxis(cleared, 1, AxisRange(0, at)))
-	}
-	parts = append(parts, block)
-	if at+k < w {
-		parts = append(parts, SliceAxis(cleared, 1, AxisRange(at+k, w)))
-	}
-	return Concatenate(parts, 1)
+	return Neg(Concatenate(energies, 1))
 }

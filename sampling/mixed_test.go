@@ -104,3 +104,60 @@ func TestMixedSweepsSampleAKnownMixedTarget(t *testing.T) {
 		t.Errorf("MALA acceptance %.3f", acc[0])
 	}
 }
+
+// TestCategoryLogitsAreTheExactConditionals: on the known target's energy,
+// a softmax of each column's logits is its conditional computed here —
+// p(c₂ | x, c₁) ∝ exp(−A[c₁][c₂]), p(c₁ | x, c₂) ∝ exp(−(x − μ[c₁])²/2 −
+// A[c₁][c₂]) — for rows of every category and several x.
+func TestCategoryLogitsAreTheExactConditionals(t *testing.T) {
+	mu := []float64{-0.5, 1}
+	a := [][]float64{{0, 1, 2}, {0.5, -0.5, 1.5}}
+	var rows []float64
+	type row struct {
+		x      float64
+		c1, c2 int
+	}
+	var cases []row
+	for _, x := range []float64{-1.3, 0, 2.2} {
+		for c1 := range 2 {
+			for c2 := range 3 {
+				r := make([]float64, 6)
+				r[0], r[1+c1], r[3+c2] = x, 1, 1
+				rows, cases = append(rows, r...), append(cases, row{x, c1, c2})
+			}
+		}
+	}
+	n := len(cases)
+	energy := func(r *Node) *Node {
+		g := r.Graph()
+		x := Reshape(MatMul(r, Const(g, [][]float64{{1}, {0}, {0}, {0}, {0}, {0}})), n)
+		o1 := MatMul(r, Const(g, [][]float64{{0, 0}, {1, 0}, {0, 1}, {0, 0}, {0, 0}, {0, 0}}))
+		o2 := MatMul(r, Const(g, [][]float64{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}}))
+		mean := ReduceSum(Mul(o1, Const(g, [][]float64{mu})), 1)
+		return Add(MulScalar(Square(Sub(x, mean)), 0.5), ReduceSum(Mul(MatMul(o1, Const(g, a)), o2), 1))
+	}
+	exec := context.MustNewExec(testutil.Backend(), context.New(), func(ctx *context.Context, x *Node) []*Node {
+		return []*Node{Softmax(CategoryLogits(energy, x, 1, 2), 1), Softmax(CategoryLogits(energy, x, 3, 3), 1)}
+	})
+	outs := exec.MustExec(tensors.FromFlatDataAndDimensions(rows, n, 6))
+	p1, p2 := tensors.MustCopyFlatData[float64](outs[0]), tensors.MustCopyFlatData[float64](outs[1])
+	for i, c := range cases {
+		var z1, z2 float64
+		for k := range 2 {
+			z1 += math.Exp(-math.Pow(c.x-mu[k], 2)/2 - a[k][c.c2])
+		}
+		for k := range 3 {
+			z2 += math.Exp(-a[c.c1][k])
+		}
+		for k := range 2 {
+			if want := math.Exp(-math.Pow(c.x-mu[k], 2)/2-a[k][c.c2]) / z1; math.Abs(p1[i*2+k]-want) > 1e-9 {
+				t.Errorf("%+v: p(c₁=%d | rest) %.12f, exact %.12f", c, k, p1[i*2+k], want)
+			}
+		}
+		for k := range 3 {
+			if want := math.Exp(-a[c.c1][k]) / z2; math.Abs(p2[i*3+k]-want) > 1e-9 {
+				t.Errorf("%+v: p(c₂=%d | rest) %.12f, exact %.12f", c, k, p2[i*3+k], want)
+			}
+		}
+	}
+}
