@@ -47,6 +47,8 @@ type Config struct {
 	AdamEpsilon float64
 	// EMADecay is the decay of the parameter average used for evaluation.
 	EMADecay float64
+	// Mixed are the settings of the methods for mixed rows (MixedMethods).
+	Mixed MixedSettings
 }
 
 // DefaultBED is the Bernoulli energy discrepancy of the authors' Gray-code
@@ -72,6 +74,7 @@ func DefaultConfig(method string) Config {
 		LearningRate: 1e-3,
 		AdamEpsilon:  1e-8,
 		EMADecay:     0.999,
+		Mixed:        DefaultMixed,
 	}
 }
 
@@ -99,13 +102,17 @@ func (c Config) Validate() error {
 		case c.CDSampler == "gwg" && c.GWGSteps < 1:
 			return fmt.Errorf("Gibbs-with-gradients steps per step = %d: must be ≥ 1", c.GWGSteps)
 		}
+	case "med", "mcd":
+		if err := c.Mixed.validate(c.Method, c.ED); err != nil {
+			return err
+		}
 	case "sm":
 	case "dsm":
 		if !(c.DSMVariance > 0) || math.IsInf(c.DSMVariance, 1) {
 			return fmt.Errorf("denoising score matching noise variance = %v: must be a finite number > 0", c.DSMVariance)
 		}
 	default:
-		return fmt.Errorf("method %q: want one of %v, or for binary data %v", c.Method, Methods, BinaryMethods)
+		return fmt.Errorf("method %q: want one of %v, for binary data %v, or for mixed rows %v", c.Method, Methods, BinaryMethods, MixedMethods)
 	}
 	if err := c.MLP.Validate(); err != nil {
 		return fmt.Errorf("energy network: %w", err)

@@ -7,25 +7,31 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/losses"
 )
 
 // TestLifecycle holds density models of points (ED, and CD, whose Langevin
-// chains draw from the random stream) and of binary data (Bernoulli ED) to
-// the project's shared save-and-resume check.
+// chains draw from the random stream), of binary data (Bernoulli ED) and
+// of mixed rows (both mixed methods) to the project's shared
+// save-and-resume check.
 func TestLifecycle(t *testing.T) {
 	for _, tc := range []struct {
 		method string
 		dim    int
-	}{{"ed", 2}, {"cd", 2}, {"bed", 6}} {
+	}{{"ed", 2}, {"cd", 2}, {"bed", 6}, {"med", 4}, {"mcd", 4}} {
 		t.Run(tc.method, func(t *testing.T) {
 			cfg := DefaultConfig(tc.method)
 			cfg.MLP.Hidden = []int{8, 8}
+			cfg.Mixed.Columns = MixedColumns{{Categories: 3, Structure: losses.Ordinal}} // rows of a number and 3 categories
 			rng := rand.New(rand.NewPCG(4, 5))
 			values := make([]float32, 16*tc.dim)
 			for i := range values {
-				if tc.dim == 2 {
+				switch {
+				case tc.dim == 2:
 					values[i] = float32(rng.NormFloat64())
-				} else if rng.IntN(2) == 1 {
+				case tc.dim == 4 && i%4 == 0:
+					values[i], values[i+1+rng.IntN(3)] = float32(rng.NormFloat64()), 1
+				case tc.dim == 6 && rng.IntN(2) == 1:
 					values[i] = 1 // binary data, as the Bernoulli methods need
 				}
 			}

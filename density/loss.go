@@ -29,6 +29,8 @@ func Loss(ctx *context.Context, x *Node, cfg Config) *Node {
 		return losses.BernoulliEnergyDiscrepancy(ctx, energy, x, cfg.BED)
 	case "bcd":
 		return losses.ContrastiveDivergenceWithNegatives(energy, x, persistentChains(ctx, energy, x, cfg), 0)
+	case "med", "mcd":
+		return mixedLoss(ctx, energy, x, cfg)
 	}
 	panic(fmt.Errorf("density: method %q: want one of %v", cfg.Method, Methods))
 }

@@ -43,6 +43,12 @@ func (c *Config) params() []settings.Param {
 		{Key: "mlp_init", Ptr: &c.MLP.Init, Flag: "init",
 			Usage: fmt.Sprintf("initialisation of the energy MLP's dense layers %v: PyTorch's nn.Linear default (\"\" or pytorch), as the authors' code, or Xavier-normal weights with zero biases", nets.MLPInits)},
 		{Key: "ema_decay", Ptr: &c.EMADecay, Flag: "ema", Usage: "decay of the parameter moving average used for evaluation"},
+		// Checkpoints before the mixed methods have none of these.
+		{Key: "mixed_columns", Ptr: &c.Mixed.Columns, Optional: true},
+		{Key: "mixed_t", Ptr: &c.Mixed.T, Optional: true, Absent: DefaultMixed.T},
+		{Key: "mixed_sweeps", Ptr: &c.Mixed.Sweeps, Optional: true, Absent: DefaultMixed.Sweeps},
+		{Key: "mixed_mala_steps", Ptr: &c.Mixed.MALASteps, Optional: true, Absent: DefaultMixed.MALASteps},
+		{Key: "mixed_step_size", Ptr: &c.Mixed.StepSize, Optional: true, Absent: DefaultMixed.StepSize},
 	}
 	for i := range list {
 		list[i].Key = ParamPrefix + list[i].Key

@@ -1,0 +1,136 @@
+package density
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/sampling"
+)
+
+// MixedMethods lists the training objectives for mixed rows — numbers,
+// then one one-hot block per categorical column (Config.Mixed says which):
+// "med", energy discrepancy with heat-equation perturbations of the
+// categories (losses.MixedEnergyDiscrepancy), and "mcd", contrastive
+// divergence with negatives drawn from the data by the exact mixed sampler
+// (sampling.MixedSweeps).
+var MixedMethods = []string{"med", "mcd"}
+
+// MixedSettings are the settings of the mixed methods.
+type MixedSettings struct {
+	// Columns are the categorical columns, in the order their one-hot
+	// blocks follow the numbers.
+	Columns MixedColumns
+	// T is the heat equation's time of every categorical column (method
+	// "med"; the numbers' Gaussian variance is Config.ED.T).
+	T float64
+	// Sweeps, MALASteps and StepSize make method "mcd"'s negatives:
+	// Sweeps sweeps of sampling.MixedSweeps from the data, each MALASteps
+	// MALA steps of StepSize on the numbers.
+	Sweeps, MALASteps int
+	StepSize          float64
+}
+
+// DefaultMixed are MixedSettings' defaults (no columns: set them from the
+// table's schema).
+var DefaultMixed = MixedSettings{T: 0.1, Sweeps: 1, MALASteps: 5, StepSize: 0.1}
+
+// MixedColumn is one categorical column: its categories and the graph of
+// its perturbation.
+type MixedColumn struct {
+	Categories int
+	Structure  losses.CategoryGraph
+}
+
+// MixedColumns are stored as one setting, "K:structure,…" ("3:ordinal,12:cyclical").
+type MixedColumns []MixedColumn
+
+// ParamValue implements settings.Value.
+func (m *MixedColumns) ParamValue() any {
+	parts := make([]string, len(*m))
+	for i, c := range *m {
+		parts[i] = fmt.Sprintf("%d:%s", c.Categories, c.Structure)
+	}
+	return strings.Join(parts, ",")
+}
+
+// SetParamValue implements settings.Value.
+func (m *MixedColumns) SetParamValue(value any) error {
+	text, ok := value.(string)
+	if !ok {
+		return fmt.Errorf("has type %T; want a string such as 3:ordinal,12:cyclical", value)
+	}
+	*m = nil
+	if text == "" {
+		return nil
+	}
+	for _, part := range strings.Split(text, ",") {
+		k, structure, _ := strings.Cut(strings.TrimSpace(part), ":")
+		n, err := strconv.Atoi(k)
+		if err != nil {
+			return fmt.Errorf("column %q: want K:structure, such as 3:ordinal", part)
+		}
+		*m = append(*m, MixedColumn{Categories: n, Structure: losses.CategoryGraph(structure)})
+	}
+	return nil
+}
+
+// categories is each column's number of categories.
+func (m MixedColumns) categories() []int {
+	k := make([]int, len(m))
+	for i, c := range m {
+		k[i] = c.Categories
+	}
+	return k
+}
+
+// validate reports the first invalid mixed setting of method.
+func (s MixedSettings) validate(method string, ed losses.EDConfig) error {
+	if len(s.Columns) == 0 {
+		return fmt.Errorf("method %s: no categorical columns: want the table's (Config.Mixed.Columns)", method)
+	}
+	if method == "med" {
+		return s.lossConfig(1, ed).Validate() // one number stands for any: the columns and M, w are checked
+	}
+	for i, c := range s.Columns {
+		if c.Categories < 2 {
+			return fmt.Errorf("categorical column %d: %d categories, want ≥ 2", i+1, c.Categories)
+		}
+	}
+	if s.Sweeps < 1 || s.MALASteps < 0 || !(s.StepSize > 0) {
+		return fmt.Errorf("mixed contrastive divergence: %d sweeps, %d MALA steps of %v: want ≥ 1 sweep, ≥ 0 steps, a step > 0", s.Sweeps, s.MALASteps, s.StepSize)
+	}
+	return nil
+}
+
+// lossConfig is method "med"'s loss settings for rows with numeric
+// numbers.
+func (s MixedSettings) lossConfig(numeric int, ed losses.EDConfig) losses.MixedEDConfig {
+	cfg := losses.MixedEDConfig{Numeric: numeric, T: ed.T, M: ed.M, W: ed.W, DropLogM: ed.DropLogM}
+	for _, c := range s.Columns {
+		cfg.Columns = append(cfg.Columns, losses.CategoricalColumn{Categories: c.Categories, Graph: c.Structure, T: s.T})
+	}
+	return cfg
+}
+
+// mixedLoss is the loss of method "med" or "mcd" on the rows x.
+func mixedLoss(ctx *context.Context, energy losses.EnergyFn, x *Node, cfg Config) *Node {
+	numeric := x.Shape().Dimensions[1]
+	for _, k := range cfg.Mixed.Columns.categories() {
+		numeric -= k
+	}
+	if numeric < 0 {
+		panic(fmt.Errorf("density: rows of %d values, fewer than the categorical columns' %v", x.Shape().Dimensions[1], cfg.Mixed.Columns.categories()))
+	}
+	if cfg.Method == "med" {
+		return losses.MixedEnergyDiscrepancy(ctx, energy, x, cfg.Mixed.lossConfig(numeric, cfg.ED))
+	}
+	layout := sampling.MixedLayout{Numeric: numeric, Categories: cfg.Mixed.Columns.categories()}
+	step := Scalar(x.Graph(), x.DType(), cfg.Mixed.StepSize)
+	negatives, _ := sampling.MixedSweeps(ctx, energy, x, layout, step, cfg.Mixed.Sweeps, cfg.Mixed.MALASteps)
+	return losses.ContrastiveDivergenceWithNegatives(energy, x, negatives, cfg.CD.Reg)
+}
