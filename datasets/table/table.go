@@ -423,3 +423,51 @@ func (t *Table) NumericSet() *vectors.Set {
 	}
 	return s
 }
+
+// Decode turns encoded rows (n × Width values, as Encode writes them;
+// samples of a model) back into the schema's columns, in the file's order:
+// numbers on the data's scale (z inverted), each categorical column the
+// word of its largest value in its block.
+func (s Schema) Decode(encoded []float32, z vectors.Standardizer) ([][]string, error) {
+	width := s.Width()
+	if width == 0 || len(encoded)%width != 0 {
+		return nil, fmt.Errorf("table: %d encoded values are not rows of %d", len(encoded), width)
+	}
+	var numeric []int // the numeric columns' places in the file's order
+	for i, c := range s.Columns {
+		if c.Kind == Numeric {
+			numeric = append(numeric, i)
+		}
+	}
+	if err := z.Check(len(numeric)); err != nil {
+		return nil, fmt.Errorf("table: decoding: %w", err)
+	}
+	rows := make([][]string, len(encoded)/width)
+	for r := range rows {
+		in := encoded[r*width : (r+1)*width]
+		row := make([]string, len(s.Columns))
+		for j, i := range numeric {
+			row[i] = strconv.FormatFloat(float64(in[j])*z.Std[j]+z.Mean[j], 'g', -1, 64)
+		}
+		at := len(numeric)
+		for i, c := range s.Columns {
+			if c.Kind != Categorical {
+				continue
+			}
+			block := in[at : at+len(c.Categories)]
+			row[i] = c.Categories[slices.Index(block, slices.Max(block))]
+			at += len(c.Categories)
+		}
+		rows[r] = row
+	}
+	return rows, nil
+}
+
+// Header is the columns' names, in the file's order.
+func (s Schema) Header() []string {
+	names := make([]string, len(s.Columns))
+	for i, c := range s.Columns {
+		names[i] = c.Name
+	}
+	return names
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -166,5 +167,50 @@ func TestEncodeStandardisesAndOneHots(t *testing.T) {
 	}
 	if _, err := tab.Encode(vectors.Standardizer{Mean: []float64{0}, Std: []float64{1}}); err == nil {
 		t.Error("a standardiser of 1 column for 2: no error")
+	}
+}
+
+// TestDecodeInvertsEncode: the penguins encoded and decoded are the file's
+// rows again (numbers to float32 precision, every category its word), in
+// the file's column order.
+func TestDecodeInvertsEncode(t *testing.T) {
+	tab, err := Read(writeFile(t, "p.csv", penguins), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := vectors.Fit(tab.NumericSet())
+	encoded, err := tab.Encode(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tab.Schema.Decode(encoded, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"Adelie", "Torgersen", "39.1", "3750", "male", "2007", "Mar"},
+		{"Adelie", "Biscoe, north", "39.5", "3800", "female", "2007", "Dec"},
+		{"Gentoo", "Biscoe", "46.1", "4500", "female", "2008", "Jan"},
+		{"Chinstrap", "Dream", "46.5", "3500", "female", "2009", "Mar"},
+		{"Gentoo", "Biscoe", "50", "5700", "male", "2009", "Feb"},
+	}
+	for r, row := range rows {
+		for i, v := range row {
+			if c := tab.Schema.Columns[i]; c.Kind == Numeric {
+				got, _ := strconv.ParseFloat(v, 64)
+				w, _ := strconv.ParseFloat(want[r][i], 64)
+				if math.Abs(got-w) > 1e-5*math.Abs(w) {
+					t.Errorf("row %d, %s: %s, want %s", r+1, c.Name, v, want[r][i])
+				}
+			} else if v != want[r][i] {
+				t.Errorf("row %d, %s: %q, want %q", r+1, c.Name, v, want[r][i])
+			}
+		}
+	}
+	if !slices.Equal(tab.Schema.Header(), []string{"species", "island", "bill_length_mm", "body_mass_g", "sex", "year", "month"}) {
+		t.Errorf("header %v", tab.Schema.Header())
+	}
+	if _, err := tab.Schema.Decode(encoded[:5], z); err == nil {
+		t.Error("5 values: no error")
 	}
 }
