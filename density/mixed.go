@@ -79,8 +79,8 @@ func (m *MixedColumns) SetParamValue(value any) error {
 	return nil
 }
 
-// categories is each column's number of categories.
-func (m MixedColumns) categories() []int {
+// Categories is each column's number of categories.
+func (m MixedColumns) Categories() []int {
 	k := make([]int, len(m))
 	for i, c := range m {
 		k[i] = c.Categories
@@ -120,16 +120,16 @@ func (s MixedSettings) lossConfig(numeric int, ed losses.EDConfig) losses.MixedE
 // mixedLoss is the loss of method "med" or "mcd" on the rows x.
 func mixedLoss(ctx *context.Context, energy losses.EnergyFn, x *Node, cfg Config) *Node {
 	numeric := x.Shape().Dimensions[1]
-	for _, k := range cfg.Mixed.Columns.categories() {
+	for _, k := range cfg.Mixed.Columns.Categories() {
 		numeric -= k
 	}
 	if numeric < 0 {
-		panic(fmt.Errorf("density: rows of %d values, fewer than the categorical columns' %v", x.Shape().Dimensions[1], cfg.Mixed.Columns.categories()))
+		panic(fmt.Errorf("density: rows of %d values, fewer than the categorical columns' %v", x.Shape().Dimensions[1], cfg.Mixed.Columns.Categories()))
 	}
 	if cfg.Method == "med" {
 		return losses.MixedEnergyDiscrepancy(ctx, energy, x, cfg.Mixed.lossConfig(numeric, cfg.ED))
 	}
-	layout := sampling.MixedLayout{Numeric: numeric, Categories: cfg.Mixed.Columns.categories()}
+	layout := sampling.MixedLayout{Numeric: numeric, Categories: cfg.Mixed.Columns.Categories()}
 	step := Scalar(x.Graph(), x.DType(), cfg.Mixed.StepSize)
 	negatives, _ := sampling.MixedSweeps(ctx, energy, x, layout, step, cfg.Mixed.Sweeps, cfg.Mixed.MALASteps)
 	return losses.ContrastiveDivergenceWithNegatives(energy, x, negatives, cfg.CD.Reg)

@@ -1,0 +1,508 @@
+package densityrun
+
+import (
+	"cmp"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/gomlx/gomlx/backends"
+	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+
+	"github.com/edlebm/edlebm/atomicfile"
+	"github.com/edlebm/edlebm/datasets/table"
+	"github.com/edlebm/edlebm/datasets/vectors"
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/sampling"
+	"github.com/edlebm/edlebm/training"
+)
+
+// TableFile records, in a run folder of TrainTable, the table read, its
+// schema, the split and the numbers' standardisation.
+const TableFile = "table.json"
+
+// Names of the files TrainTable writes in each method's folder.
+const (
+	// SamplesFile holds synthetic rows in the input's columns.
+	SamplesFile = "samples.csv"
+	// ScoresFile holds the held-out rows ranked by energy, least typical
+	// first.
+	ScoresFile = "scores.csv"
+)
+
+// TableOptions say what TrainTable trains on a user's mixed table.
+// Zero fields take the defaults their comments give.
+type TableOptions struct {
+	// Data is the CSV file (optional when resuming: the run records it),
+	// read with Read.
+	Data string
+	Read table.Options
+	// Methods are density.MixedMethods to train (default both).
+	Methods []string
+	// Model and Set edit every method's configuration, as Options'.
+	Model func(*density.Config) error
+	Set   string
+	// Out is the run folder; Backend the GoMLX backend.
+	Out, Backend string
+	// Steps, Batch, TestFraction, Seed and CheckpointEvery: as Options'
+	// (defaults 5000, DefaultBatch or all the training rows, 0.2, 1, 500).
+	Steps, Batch    int
+	TestFraction    float64
+	Seed            int64
+	CheckpointEvery int
+	// Target, when set, is a categorical column the energy classifies:
+	// p(y | rest) ∝ exp(−E), its accuracy and calibration on the held-out
+	// rows.
+	Target string
+	// Samples synthetic rows (default 1000) are drawn by Sweeps sweeps
+	// (default 200) of sampling.MixedSweeps from training rows.
+	Samples, Sweeps int
+	// Stop: as Options.Stop.
+	Stop <-chan os.Signal
+}
+
+// TableResults are what a method's model of a table measured.
+type TableResults struct {
+	Method string `json:"method"`
+	Step   int64  `json:"step"`
+	// TestEnergy and TrainEnergy are the mean energies of the held-out and
+	// the training rows (no log Z: an energy, not a likelihood).
+	TestEnergy  float64 `json:"test_energy"`
+	TrainEnergy float64 `json:"train_energy"`
+	// Target's classification of the held-out rows by the energy, with the
+	// share of its most frequent training category for comparison.
+	Target         string  `json:"target,omitempty"`
+	TargetAccuracy float64 `json:"target_accuracy,omitempty"`
+	TargetECE      float64 `json:"target_ece,omitempty"`
+	MajorityShare  float64 `json:"majority_share,omitempty"`
+	// SampleAcceptance is the MALA acceptance of the samples' chains.
+	SampleAcceptance float64 `json:"sample_acceptance"`
+}
+
+// tableRecord is TableFile's content.
+type tableRecord struct {
+	Version      int                  `json:"version"`
+	File         string               `json:"file"`
+	Read         table.Options        `json:"read"`
+	Schema       table.Schema         `json:"schema"`
+	N            int                  `json:"rows"`
+	Train        []int                `json:"train_rows"`
+	Test         []int                `json:"test_rows"`
+	Standardizer vectors.Standardizer `json:"standardizer"`
+}
+
+func (o TableOptions) withDefaults() (TableOptions, error) {
+	if len(o.Methods) == 0 {
+		o.Methods = density.MixedMethods
+	}
+	o.Steps, o.TestFraction, o.Seed = cmp.Or(o.Steps, 5000), cmp.Or(o.TestFraction, 0.2), cmp.Or(o.Seed, 1)
+	o.CheckpointEvery, o.Samples, o.Sweeps = cmp.Or(o.CheckpointEvery, 500), cmp.Or(o.Samples, 1000), cmp.Or(o.Sweeps, 200)
+	for _, m := range o.Methods {
+		if !slices.Contains(density.MixedMethods, m) {
+			return o, fmt.Errorf("Options.Methods: %q, want some of %v", m, density.MixedMethods)
+		}
+	}
+	switch {
+	case o.Out == "":
+		return o, errors.New("Options.Out: the run folder is required")
+	case o.Steps < 1 || o.Batch < 0 || o.CheckpointEvery < 1 || o.Samples < 1 || o.Sweeps < 1:
+		return o, fmt.Errorf("densityrun: steps %d, batch %d, checkpoint-every %d, samples %d and sweeps %d: want ≥ 1", o.Steps, o.Batch, o.CheckpointEvery, o.Samples, o.Sweeps)
+	}
+	return o, nil
+}
+
+// TrainTable trains and measures every mixed method of o on a user's table
+// in the run folder o.Out, one writer at a time; a stopped run resumes.
+// The table is read and checked, and the options too, before the folder is
+// claimed. Each method's folder gets its checkpoint, ResultsFile,
+// SamplesFile (synthetic rows in the input's columns) and ScoresFile.
+func TrainTable(o TableOptions) ([]TableResults, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	rec, tab, isNew, err := openTable(o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Target != "" && !isCategorical(rec.Schema, o.Target) {
+		return nil, fmt.Errorf("Options.Target %q: want a categorical column of %v", o.Target, rec.Schema.Header())
+	}
+	columns := mixedColumns(rec.Schema)
+	configs, err := density.Configs(o.Methods, o.Set, func(c *density.Config) error { c.Mixed.Columns = columns; return nil }, o.Model)
+	if err != nil {
+		return nil, err
+	}
+	encoded, err := tab.Encode(rec.Standardizer)
+	if err != nil {
+		return nil, err
+	}
+	width := rec.Schema.Width()
+	train, test := rowsOf(encoded, width, rec.Train), rowsOf(encoded, width, rec.Test)
+	var note string
+	if o.Batch, note, err = fitBatch(o.Batch, len(rec.Train)); err != nil {
+		return nil, fmt.Errorf("Options.Batch: %w", err)
+	}
+	if note != "" {
+		fmt.Println(note)
+	}
+	b, done, err := openRun(o.Backend, o.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if isNew {
+		if err := writeJSON(filepath.Join(o.Out, TableFile), rec); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Print(tab.Summary())
+	var all []TableResults
+	for _, cfg := range configs {
+		r, err := runTableMethod(b, cfg, rec, train, test, o)
+		if err != nil {
+			return nil, fmt.Errorf("method %s: %w", cfg.Method, err)
+		}
+		all = append(all, r)
+	}
+	return all, nil
+}
+
+// openTable reads the table and its split: the one recorded in the run
+// folder, or a new one (isNew) to record once the folder is claimed.
+func openTable(o TableOptions) (rec tableRecord, tab *table.Table, isNew bool, err error) {
+	path := filepath.Join(o.Out, TableFile)
+	switch err := readJSON(path, &rec); {
+	case err == nil:
+		if rec.Version != 1 {
+			return rec, nil, false, fmt.Errorf("%s: version %d, want 1", path, rec.Version)
+		}
+		if o.Data != "" && o.Data != rec.File {
+			return rec, nil, false, fmt.Errorf("Options.Data %s: the run in %s trained on %s", o.Data, o.Out, rec.File)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		if o.Data == "" {
+			return rec, nil, false, errors.New("Options.Data: required: the CSV file of the table")
+		}
+		abs, err := filepath.Abs(o.Data)
+		if err != nil {
+			return rec, nil, false, err
+		}
+		rec, isNew = tableRecord{Version: 1, File: abs, Read: o.Read}, true
+	default:
+		return rec, nil, false, err
+	}
+	if tab, err = table.Read(rec.File, rec.Read); err != nil {
+		return rec, nil, false, fmt.Errorf("Options.Data: %w", err)
+	}
+	if !isNew {
+		if tab.N != rec.N || !slices.EqualFunc(tab.Schema.Columns, rec.Schema.Columns, sameColumn) {
+			return rec, nil, false, fmt.Errorf("%s: the run read %d rows of %v; %s now has %d rows of %v", path, rec.N, rec.Schema.Header(), rec.File, tab.N, tab.Schema.Header())
+		}
+		return rec, tab, false, nil
+	}
+	rec.Schema, rec.N = tab.Schema, tab.N
+	numbers := tab.NumericSet()
+	if rec.Train, rec.Test, err = numbers.Split(o.TestFraction, uint64(o.Seed)); err != nil {
+		return rec, nil, false, fmt.Errorf("Options.TestFraction: %w", err)
+	}
+	if numbers.D > 0 {
+		rec.Standardizer = vectors.Fit(numbers.Subset(rec.Train))
+	} else {
+		rec.Standardizer = vectors.Standardizer{Mean: []float64{}, Std: []float64{}}
+	}
+	return rec, tab, true, nil
+}
+
+func sameColumn(a, b table.Column) bool {
+	return a.Name == b.Name && a.Kind == b.Kind && a.Structure == b.Structure && slices.Equal(a.Categories, b.Categories)
+}
+
+func isCategorical(s table.Schema, name string) bool {
+	return slices.ContainsFunc(s.Columns, func(c table.Column) bool { return c.Name == name && c.Kind == table.Categorical })
+}
+
+// mixedColumns is the schema's categorical columns as density's settings.
+func mixedColumns(s table.Schema) density.MixedColumns {
+	var out density.MixedColumns
+	for _, c := range s.Columns {
+		if c.Kind == table.Categorical {
+			out = append(out, density.MixedColumn{Categories: len(c.Categories), Structure: losses.CategoryGraph(c.Structure)})
+		}
+	}
+	return out
+}
+
+// rowsOf is the encoded rows of indices.
+func rowsOf(encoded []float32, width int, indices []int) []float32 {
+	out := make([]float32, 0, len(indices)*width)
+	for _, i := range indices {
+		out = append(out, encoded[i*width:(i+1)*width]...)
+	}
+	return out
+}
+
+// runTableMethod trains one method (resuming its checkpoint), then
+// measures it and writes its rows.
+func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, train, test []float32, o TableOptions) (TableResults, error) {
+	folder := training.Folder{Dir: filepath.Join(o.Out, cfg.Method)}
+	if err := os.MkdirAll(folder.Dir, 0o755); err != nil {
+		return TableResults{}, err
+	}
+	model, err := density.New(b, cfg, o.Seed)
+	if err != nil {
+		return TableResults{}, err
+	}
+	if err := model.SetGaussianBase(3); err != nil { // keeps the numbers' density integrable
+		return TableResults{}, err
+	}
+	width := rec.Schema.Width()
+	batches, err := newPointBatches(train, width, o.Batch, uint64(o.Seed))
+	if err != nil {
+		return TableResults{}, err
+	}
+	if err := resume(model, folder); err != nil {
+		return TableResults{}, err
+	}
+	if step := model.Step(); step < int64(o.Steps) {
+		batches.seek(int(step))
+		fmt.Printf("%s: training from step %d to %d → %s\n", cfg.Method, step, o.Steps, folder.Dir)
+	}
+	history, err := Fit(model, batches, FitOptions{Folder: folder, To: int64(o.Steps), Every: int64(o.CheckpointEvery), Stop: o.Stop})
+	if err != nil {
+		return TableResults{}, err
+	}
+	if err := plotLoss(folder, "Training loss", history); err != nil {
+		return TableResults{}, err
+	}
+	r, err := measureTable(b, model, cfg, rec, train, test, o)
+	if err != nil {
+		return r, err
+	}
+	fmt.Printf("%s: held-out energy %.4f (training %.4f)", cfg.Method, r.TestEnergy, r.TrainEnergy)
+	if r.Target != "" {
+		fmt.Printf("; %s classified with accuracy %.4f (majority %.4f), ECE %.4f", r.Target, r.TargetAccuracy, r.MajorityShare, r.TargetECE)
+	}
+	fmt.Println()
+	return r, writeJSON(filepath.Join(folder.Dir, ResultsFile), r)
+}
+
+// resume restores the method's checkpoint, when there is one.
+func resume(model *density.Model, folder training.Folder) error {
+	if _, err := os.Stat(filepath.Join(folder.Checkpoints(), "LATEST")); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err := model.Restore(folder.Checkpoints()); err != nil {
+		return fmt.Errorf("resuming: %w; use another -out or the same flags", err)
+	}
+	fmt.Printf("resuming from %s at step %d\n", folder.Checkpoints(), model.Step())
+	return nil
+}
+
+// measureTable computes the energies, the target's classification, the
+// synthetic rows and the ranked held-out rows.
+func measureTable(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train, test []float32, o TableOptions) (TableResults, error) {
+	width := rec.Schema.Width()
+	r := TableResults{Method: cfg.Method, Step: model.Step()}
+	energies, err := model.Energies(slices.Concat(test, train), width)
+	if err != nil {
+		return r, err
+	}
+	nTest := len(test) / width
+	testE, trainE := energies[:nTest], energies[nTest:]
+	r.TestEnergy, r.TrainEnergy = mean(testE), mean(trainE)
+	if o.Target != "" {
+		if err := classify(model, rec, train, test, o.Target, &r); err != nil {
+			return r, err
+		}
+	}
+	folder := filepath.Join(o.Out, cfg.Method)
+	if err := writeScores(filepath.Join(folder, ScoresFile), rec, test, testE); err != nil {
+		return r, err
+	}
+	samples, acceptance, err := sampleRows(b, model, cfg, rec, train, o)
+	if err != nil {
+		return r, err
+	}
+	r.SampleAcceptance = acceptance
+	return r, writeRows(filepath.Join(folder, SamplesFile), rec, samples)
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x / float64(len(v))
+	}
+	return s
+}
+
+// classify sets the target column's classification of the held-out rows:
+// each row's energies with the target set to every category in turn.
+func classify(model *density.Model, rec tableRecord, train, test []float32, target string, r *TableResults) error {
+	width := rec.Schema.Width()
+	at, k := blockOf(rec.Schema, target)
+	n := len(test) / width
+	variants := make([]float32, 0, n*k*width)
+	labels := make([]int, n)
+	for i := range n {
+		row := test[i*width : (i+1)*width]
+		labels[i] = slices.Index(row[at:at+k], 1)
+		for c := range k {
+			v := slices.Clone(row)
+			clear(v[at : at+k])
+			v[at+c] = 1
+			variants = append(variants, v...)
+		}
+	}
+	energies, err := model.Energies(variants, width)
+	if err != nil {
+		return err
+	}
+	probs := make([]float64, len(energies))
+	for i := range n {
+		e := energies[i*k : (i+1)*k]
+		lo := slices.Min(e)
+		var z float64
+		for _, v := range e {
+			z += math.Exp(lo - v)
+		}
+		for c, v := range e {
+			probs[i*k+c] = math.Exp(lo-v) / z
+		}
+	}
+	counts := make([]float64, k)
+	for i := range len(train) / width {
+		counts[slices.Index(train[i*width+at:i*width+at+k], 1)]++
+	}
+	r.Target, r.MajorityShare = target, slices.Max(counts)/float64(len(train)/width)
+	var err2 error
+	r.TargetECE, r.TargetAccuracy, err2 = eval.ExpectedCalibrationError(probs, k, labels, 10)
+	return err2
+}
+
+// blockOf is where the categorical column name's one-hot block starts in
+// an encoded row, and its width.
+func blockOf(s table.Schema, name string) (at, k int) {
+	for _, c := range s.Columns {
+		if c.Kind == table.Numeric {
+			at++
+		}
+	}
+	for _, c := range s.Columns {
+		if c.Kind != table.Categorical {
+			continue
+		}
+		if c.Name == name {
+			return at, len(c.Categories)
+		}
+		at += len(c.Categories)
+	}
+	panic(fmt.Errorf("densityrun: no categorical column %q", name))
+}
+
+// sampleRows draws o.Samples synthetic rows: chains started at training
+// rows drawn with replacement, o.Sweeps sweeps of sampling.MixedSweeps
+// (5 MALA steps of cfg.Mixed.StepSize each) in compiled blocks of 10.
+func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train []float32, o TableOptions) ([]float32, float64, error) {
+	width := rec.Schema.Width()
+	layout := sampling.MixedLayout{Numeric: width, Categories: mixedColumns(rec.Schema).Categories()}
+	for _, k := range layout.Categories {
+		layout.Numeric -= k
+	}
+	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x73616d70))
+	start := make([]float32, 0, o.Samples*width)
+	for range o.Samples {
+		i := rng.IntN(len(train) / width)
+		start = append(start, train[i*width:(i+1)*width]...)
+	}
+	const block = 10
+	exec, err := context.NewExec(b, model.Context(), func(ctx *context.Context, x *Node) []*Node {
+		energy := density.AveragedEnergy(ctx, cfg)
+		y, acc := sampling.MixedSweeps(ctx, energy, x, layout, Scalar(x.Graph(), x.DType(), cfg.Mixed.StepSize), block, cfg.Mixed.MALASteps)
+		return []*Node{y, acc}
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	x := tensors.FromFlatDataAndDimensions(start, o.Samples, width)
+	var acceptance float64
+	blocks := (o.Sweeps + block - 1) / block
+	for range blocks {
+		outs, err := exec.Exec(x)
+		if err != nil {
+			return nil, 0, err
+		}
+		x.FinalizeAll()
+		x = outs[0]
+		acceptance += mean(float64sOf(outs[1])) / float64(blocks)
+	}
+	return tensors.MustCopyFlatData[float32](x), acceptance, nil
+}
+
+func float64sOf(t *tensors.Tensor) []float64 {
+	v := tensors.MustCopyFlatData[float32](t)
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// writeRows writes encoded rows as a CSV of the input's columns.
+func writeRows(path string, rec tableRecord, encoded []float32) error {
+	rows, err := rec.Schema.Decode(encoded, rec.Standardizer)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write(rec.Schema.Header())
+		cw.WriteAll(rows)
+		return cw.Error()
+	})
+}
+
+// writeScores writes the held-out rows ranked by energy, highest (least
+// typical) first: rank, the file's row number, energy, then the row.
+func writeScores(path string, rec tableRecord, test []float32, energies []float64) error {
+	rows, err := rec.Schema.Decode(test, rec.Standardizer)
+	if err != nil {
+		return err
+	}
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(energies[b], energies[a]) })
+	return atomicfile.Write(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write(append([]string{"rank", "row", "energy"}, rec.Schema.Header()...))
+		for rank, i := range order {
+			cw.Write(append([]string{strconv.Itoa(rank + 1), strconv.Itoa(rec.Test[i] + 1), strconv.FormatFloat(energies[i], 'g', 8, 64)}, rows[i]...))
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}
+
+// writeJSON writes v as indented JSON at path, atomically.
+func writeJSON(path string, v any) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", " ")
+		return enc.Encode(v)
+	})
+}

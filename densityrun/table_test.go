@@ -1,0 +1,163 @@
+package densityrun
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/datasets/table"
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/nets"
+	"github.com/edlebm/edlebm/training"
+)
+
+// mixedCSV writes 2,000 rows of a kind (a, b, c with probabilities 0.6,
+// 0.3, 0.1) and a size | kind ~ N(μ_kind, 0.5²), μ = −1, 0, 1.5, as a
+// user's CSV; it returns the file and the truth's posterior of the kind
+// given the size.
+func mixedCSV(t *testing.T) (string, func(size float64) []float64) {
+	prior, mu := []float64{0.6, 0.3, 0.1}, []float64{-1, 0, 1.5}
+	rng := rand.New(rand.NewPCG(11, 12))
+	var b strings.Builder
+	b.WriteString("size,kind\n")
+	for range 2000 {
+		u, c := rng.Float64(), 0
+		for c < 2 && u >= prior[c] {
+			u -= prior[c]
+			c++
+		}
+		fmt.Fprintf(&b, "%.4f,%s\n", mu[c]+0.5*rng.NormFloat64(), string(rune('a'+c)))
+	}
+	p := filepath.Join(t.TempDir(), "mixed.csv")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p, func(size float64) []float64 {
+		post := make([]float64, 3)
+		var z float64
+		for k := range 3 {
+			post[k] = prior[k] * math.Exp(-(size-mu[k])*(size-mu[k])/0.5)
+			z += post[k]
+		}
+		for k := range post {
+			post[k] /= z
+		}
+		return post
+	}
+}
+
+// TestTrainTableClassifiesSamplesAndResumes trains med on the mixed table,
+// stopped after its first step and resumed, and checks: the energy's
+// classification of the held-out kinds against Bayes' accuracy on the same
+// rows (computed here from the truth), the synthetic rows read back as the
+// input's columns with the kinds' shares and the sizes' mean near the
+// data's, and the held-out rows ranked by energy.
+func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
+	data, posterior := mixedCSV(t)
+	out := t.TempDir()
+	o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Target: "kind",
+		Model: func(c *density.Config) error {
+			c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
+			c.LearningRate, c.EMADecay, c.ED = 1e-2, 0.9, losses.EDConfig{T: 0.05, M: 16, W: 1}
+			c.Mixed.T = 0.5
+			return nil
+		},
+		Steps: 300, Batch: 128, CheckpointEvery: 100, Samples: 400, Sweeps: 30}
+	stop := make(chan os.Signal, 1)
+	stop <- os.Interrupt
+	stopped := o
+	stopped.Stop = stop
+	if _, err := TrainTable(stopped); !errors.Is(err, training.ErrStopped) {
+		t.Fatalf("a stopped run: %v, want ErrStopped", err)
+	}
+	o.Data = "" // from the record
+	results, err := TrainTable(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results[0]
+
+	var rec tableRecord
+	if err := readJSON(filepath.Join(out, TableFile), &rec); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := table.Read(data, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bayes float64
+	for _, i := range rec.Test {
+		post := posterior(tab.Numbers[i])
+		best := 0
+		for k := range post {
+			if post[k] > post[best] {
+				best = k
+			}
+		}
+		if best == tab.Codes[i] {
+			bayes++
+		}
+	}
+	bayes /= float64(len(rec.Test))
+	if r.Step != 300 || r.TargetAccuracy < bayes-0.05 || r.TargetECE > 0.1 || r.MajorityShare < 0.5 {
+		t.Errorf("step %d, accuracy %.3f (Bayes %.3f on the same rows), ECE %.3f, majority %.3f", r.Step, r.TargetAccuracy, bayes, r.TargetECE, r.MajorityShare)
+	}
+
+	samples, err := table.Read(filepath.Join(out, "med", SamplesFile), table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shares := make([]float64, 3)
+	var size float64
+	for i := range samples.N {
+		shares[samples.Codes[i]] += 1 / float64(samples.N)
+		size += samples.Numbers[i] / float64(samples.N)
+	}
+	if samples.N != 400 || samples.Schema.Columns[1].Name != "kind" || math.Abs(shares[0]-0.6) > 0.1 || math.Abs(shares[2]-0.1) > 0.08 || math.Abs(size-(-0.45)) > 0.3 {
+		t.Errorf("samples: %d rows, columns %v, kind shares %.3f, mean size %.3f (data: 0.6/0.3/0.1, −0.45)", samples.N, samples.Schema.Header(), shares, size)
+	}
+	rows := testutil.ReadCSV(t, filepath.Join(out, "med", ScoresFile))
+	if len(rows) != len(rec.Test)+1 || strings.Join(rows[0], ",") != "rank,row,energy,size,kind" {
+		t.Fatalf("scores: %d rows, header %v", len(rows), rows[0])
+	}
+	for i := 2; i < len(rows); i++ {
+		prev, _ := strconv.ParseFloat(rows[i-1][2], 64)
+		cur, _ := strconv.ParseFloat(rows[i][2], 64)
+		if cur > prev {
+			t.Errorf("scores rank %d energy %v above rank %d's %v", i, cur, i-1, prev)
+		}
+	}
+}
+
+// TestTrainTableRefusesBadOptions: bad options and tables are refused
+// before the run folder is written.
+func TestTrainTableRefusesBadOptions(t *testing.T) {
+	data, _ := mixedCSV(t)
+	for _, tc := range []struct {
+		o    TableOptions
+		want string
+	}{
+		{TableOptions{Data: data, Methods: []string{"ed"}}, `Options.Methods: "ed"`},
+		{TableOptions{Data: data, Target: "size"}, `Options.Target "size"`},
+		{TableOptions{Data: data, Target: "colour"}, `Options.Target "colour"`},
+		{TableOptions{}, "Options.Data: required"},
+		{TableOptions{Data: data, Read: table.Options{Drop: []string{"kind"}}, Methods: []string{"med"}}, "no categorical columns"},
+	} {
+		out := filepath.Join(t.TempDir(), "run")
+		tc.o.Out, tc.o.Backend = out, testutil.BackendName()
+		if _, err := TrainTable(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want one containing %q", tc.o, err, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%+v: the run folder was written", tc.o)
+		}
+	}
+}
