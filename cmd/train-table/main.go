@@ -97,6 +97,7 @@ func parseFlags(args []string) (densityrun.TableOptions, flagcheck.Flags, error)
 	}
 	flags := flagcheck.FlagsOf(&o, fs)
 	flags["Methods"], flags["Read.Columns"], flags["Read.Drop"] = "methods", "column", "drop"
+	flags["Missing"], flags["MaxCategories"] = "missing", "max-categories" // named so by package table
 	if fs.NArg() > 0 {
 		return o, flags, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
