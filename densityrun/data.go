@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 
-	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/datasets/vectors"
 )
 
@@ -109,11 +107,7 @@ func (r dataRecord) check(all *vectors.Set) error {
 
 // write records the data in the run folder.
 func (r dataRecord) write(out string) error {
-	return atomicfile.Write(filepath.Join(out, DataFile), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", " ")
-		return enc.Encode(r)
-	})
+	return writeJSON(filepath.Join(out, DataFile), r)
 }
 
 // pointBatches serves standardised points [B, d] in batches, shuffled per

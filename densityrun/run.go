@@ -183,11 +183,11 @@ func runMethod(b backends.Backend, cfg density.Config, data *runData, o Options)
 	if err := os.MkdirAll(folder.Dir, 0o755); err != nil {
 		return Results{}, err
 	}
-	model, err := openModel(b, cfg, folder, o)
+	model, err := openModel(b, cfg, folder, o.Seed, o.BaseStd)
 	if err != nil {
 		return Results{}, err
 	}
-	if err := train1(model, cfg, data, o, folder); err != nil {
+	if err := train1(model, cfg.Method, data.trainPoints, data.all.D, schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder); err != nil {
 		return Results{}, err
 	}
 	fmt.Printf("%s: measuring: held-out log-likelihood by AIS, %d MALA samples\n", cfg.Method, o.Samples)
@@ -202,14 +202,14 @@ func runMethod(b backends.Backend, cfg density.Config, data *runData, o Options)
 	return r, nil
 }
 
-// openModel makes the method's model with its Gaussian base and restores
-// its checkpoint, when there is one.
-func openModel(b backends.Backend, cfg density.Config, folder training.Folder, o Options) (*density.Model, error) {
-	model, err := density.New(b, cfg, o.Seed)
+// openModel makes the method's model with its Gaussian base N(0, σ²I),
+// σ = baseStd, and restores its checkpoint, when there is one.
+func openModel(b backends.Backend, cfg density.Config, folder training.Folder, seed int64, baseStd float64) (*density.Model, error) {
+	model, err := density.New(b, cfg, seed)
 	if err != nil {
 		return nil, err
 	}
-	if err := model.SetGaussianBase(o.BaseStd); err != nil {
+	if err := model.SetGaussianBase(baseStd); err != nil {
 		return nil, err
 	}
 	if _, err := checkpoint.Latest(folder.Checkpoints()); errors.Is(err, os.ErrNotExist) {
@@ -222,18 +222,27 @@ func openModel(b backends.Backend, cfg density.Config, folder training.Folder, o
 	return model, nil
 }
 
-// train1 trains the method's model to o.Steps (Fit), checkpointing every
-// o.CheckpointEvery steps, and draws its loss.
-func train1(model *density.Model, cfg density.Config, data *runData, o Options, folder training.Folder) error {
-	batches, err := newPointBatches(data.trainPoints, data.all.D, o.Batch, uint64(o.Seed))
+// schedule is how a method's model trains: to Steps steps of Batch rows
+// (batches seeded by Seed), checkpointing every Every steps, stopping early
+// on Stop.
+type schedule struct {
+	Steps, Batch, Every int
+	Seed                int64
+	Stop                <-chan os.Signal
+}
+
+// train1 trains the method's model on the points (rows of dim values) to
+// s.Steps (Fit), from the batch its step is at, and draws its loss.
+func train1(model *density.Model, method string, points []float32, dim int, s schedule, folder training.Folder) error {
+	batches, err := newPointBatches(points, dim, s.Batch, uint64(s.Seed))
 	if err != nil {
 		return err
 	}
-	if step := model.Step(); step < int64(o.Steps) {
+	if step := model.Step(); step < int64(s.Steps) {
 		batches.seek(int(step))
-		fmt.Printf("%s: training from step %d to %d → %s\n", cfg.Method, step, o.Steps, folder.Dir)
+		fmt.Printf("%s: training from step %d to %d → %s\n", method, step, s.Steps, folder.Dir)
 	}
-	history, err := Fit(model, batches, FitOptions{Folder: folder, To: int64(o.Steps), Every: int64(o.CheckpointEvery), Stop: o.Stop})
+	history, err := Fit(model, batches, FitOptions{Folder: folder, To: int64(s.Steps), Every: int64(s.Every), Stop: s.Stop})
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/datasets/table"
@@ -42,6 +43,10 @@ const (
 	// first.
 	ScoresFile = "scores.csv"
 )
+
+// tableBaseStd is σ of the mixed models' Gaussian base N(0, σ²I), which
+// keeps the numbers' density integrable (Options.BaseStd's default).
+const tableBaseStd = 3
 
 // TableOptions say what TrainTable trains on a user's mixed table.
 // Zero fields take the defaults their comments give.
@@ -262,30 +267,11 @@ func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, tra
 	if err := os.MkdirAll(folder.Dir, 0o755); err != nil {
 		return TableResults{}, err
 	}
-	model, err := density.New(b, cfg, o.Seed)
+	model, err := openModel(b, cfg, folder, o.Seed, tableBaseStd)
 	if err != nil {
 		return TableResults{}, err
 	}
-	if err := model.SetGaussianBase(3); err != nil { // keeps the numbers' density integrable
-		return TableResults{}, err
-	}
-	width := rec.Schema.Width()
-	batches, err := newPointBatches(train, width, o.Batch, uint64(o.Seed))
-	if err != nil {
-		return TableResults{}, err
-	}
-	if err := resume(model, folder); err != nil {
-		return TableResults{}, err
-	}
-	if step := model.Step(); step < int64(o.Steps) {
-		batches.seek(int(step))
-		fmt.Printf("%s: training from step %d to %d → %s\n", cfg.Method, step, o.Steps, folder.Dir)
-	}
-	history, err := Fit(model, batches, FitOptions{Folder: folder, To: int64(o.Steps), Every: int64(o.CheckpointEvery), Stop: o.Stop})
-	if err != nil {
-		return TableResults{}, err
-	}
-	if err := plotLoss(folder, "Training loss", history); err != nil {
+	if err := train1(model, cfg.Method, train, rec.Schema.Width(), schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder); err != nil {
 		return TableResults{}, err
 	}
 	r, err := measureTable(b, model, cfg, rec, train, test, o)
@@ -300,18 +286,6 @@ func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, tra
 	return r, writeJSON(filepath.Join(folder.Dir, ResultsFile), r)
 }
 
-// resume restores the method's checkpoint, when there is one.
-func resume(model *density.Model, folder training.Folder) error {
-	if _, err := os.Stat(filepath.Join(folder.Checkpoints(), "LATEST")); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err := model.Restore(folder.Checkpoints()); err != nil {
-		return fmt.Errorf("resuming: %w; use another -out or the same flags", err)
-	}
-	fmt.Printf("resuming from %s at step %d\n", folder.Checkpoints(), model.Step())
-	return nil
-}
-
 // measureTable computes the energies, the target's classification, the
 // synthetic rows and the ranked held-out rows.
 func measureTable(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train, test []float32, o TableOptions) (TableResults, error) {
@@ -323,7 +297,7 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 	}
 	nTest := len(test) / width
 	testE, trainE := energies[:nTest], energies[nTest:]
-	r.TestEnergy, r.TrainEnergy = mean(testE), mean(trainE)
+	r.TestEnergy, r.TrainEnergy = stat.Mean(testE, nil), stat.Mean(trainE, nil)
 	if o.Target != "" {
 		if err := classify(model, rec, train, test, o.Target, &r); err != nil {
 			return r, err
@@ -339,14 +313,6 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 	}
 	r.SampleAcceptance = acceptance
 	return r, writeRows(filepath.Join(folder, SamplesFile), rec, samples)
-}
-
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x / float64(len(v))
-	}
-	return s
 }
 
 // classify sets the target column's classification of the held-out rows:
@@ -388,9 +354,8 @@ func classify(model *density.Model, rec tableRecord, train, test []float32, targ
 		counts[slices.Index(train[i*width+at:i*width+at+k], 1)]++
 	}
 	r.Target, r.MajorityShare = target, slices.Max(counts)/float64(len(train)/width)
-	var err2 error
-	r.TargetECE, r.TargetAccuracy, err2 = eval.ExpectedCalibrationError(probs, k, labels, 10)
-	return err2
+	r.TargetECE, r.TargetAccuracy, err = eval.ExpectedCalibrationError(probs, k, labels, 10)
+	return err
 }
 
 // blockOf is where the categorical column name's one-hot block starts in
@@ -447,18 +412,12 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 		}
 		x.FinalizeAll()
 		x = outs[0]
-		acceptance += mean(float64sOf(outs[1])) / float64(blocks)
+		for _, v := range tensors.MustCopyFlatData[float32](outs[1]) {
+			acceptance += float64(v) / float64(blocks*o.Samples)
+		}
+		outs[1].FinalizeAll()
 	}
 	return tensors.MustCopyFlatData[float32](x), acceptance, nil
-}
-
-func float64sOf(t *tensors.Tensor) []float64 {
-	v := tensors.MustCopyFlatData[float32](t)
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
-	}
-	return out
 }
 
 // writeRows writes encoded rows as a CSV of the input's columns.

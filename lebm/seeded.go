@@ -112,9 +112,13 @@ func (m *Model) AnomalyScoreSeeded(x *tensors.Tensor, seeds []uint64) (*tensors.
 	streams := newNoiseStreams(seeds)
 	z := streams.draw(m.cfg, 0, nz)
 	first, rest := chainBlocks(m.cfg.TestPosteriorLangevin.Steps, m.block)
-	for _, steps := range append([]int{first}, blockSteps(rest, m.block)...) {
+	for i := range rest + 1 {
+		steps := first
+		if i > 0 {
+			steps = m.block
+		}
 		if steps == 0 {
-			continue
+			break // an empty chain: no blocks
 		}
 		noise := streams.draw(m.cfg, steps, nz)
 		next, err := m.exec1(what, m.seededChain, x, z, noise)
@@ -126,13 +130,4 @@ func (m *Model) AnomalyScoreSeeded(x *tensors.Tensor, seeds []uint64) (*tensors.
 	}
 	defer finalize([]*tensors.Tensor{z})
 	return m.exec1(what, m.score, x, z)
-}
-
-// blockSteps is rest blocks of block steps each.
-func blockSteps(rest, block int) []int {
-	steps := make([]int, rest)
-	for i := range steps {
-		steps[i] = block
-	}
-	return steps
 }

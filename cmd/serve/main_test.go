@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/serving"
 )
 
@@ -57,6 +58,10 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-run", "x", "-max-in-flight", "-2"}, "flag -max-in-flight -2: must be ≥ 1"},
 		{[]string{"-run", "x", "-samples", "2000"}, "flag -samples 2000: must be from 1 to 1024"},
 		{[]string{"-run", "x", "-max-wait", "-1s"}, "flag -max-wait -1s: must be ≥ 0"},
+		{[]string{"-run", "x", "-max-pixels", "-1"}, "flag -max-pixels -1: must be ≥ 1"},
+		{[]string{"-run", "x", "-max-body", "-1"}, "flag -max-body -1: must be ≥ 1"},
+		{[]string{"-run", "x", "-drain", "-1s"}, "flag -drain -1s: must be > 0"},
+		{[]string{"-run", vectorRun(t), "-method", "cd", "-backend", "go"}, "flag -run: method cd:"},
 	} {
 		o, flags, err := parseFlags(tc.args)
 		if err != nil {
@@ -67,4 +72,12 @@ func TestParseFlags(t *testing.T) {
 			t.Errorf("%q: error %v, want one containing %q", tc.args, flags.Explain(err), tc.want)
 		}
 	}
+}
+
+// vectorRun is a folder that looks like a train-vectors run (its data
+// record) without the method asked for.
+func vectorRun(t *testing.T) string {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, densityrun.DataFile), []byte(`{"version": 1, "dim": 2, "standardizer": {"mean": [0, 0], "std": [1, 1]}}`), 0o644)
+	return dir
 }

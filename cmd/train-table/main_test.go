@@ -40,6 +40,7 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-data", "x.csv", "-methods", "ed"}, `flag -methods: "ed"`},
 		{[]string{"-data", "x.csv", "-steps", "-1", "-out", "/tmp/never"}, "densityrun: steps -1"},
 		{[]string{"-data", "/no/such.csv"}, "flag -data: vectors: open /no/such.csv"},
+		{[]string{"-data", "x.csv", "-missing", "zero"}, `flag -missing "zero": want "error" or "drop"`},
 	} {
 		o, flags, err := parseFlags(tc.args)
 		if err != nil {
