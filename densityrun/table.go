@@ -441,20 +441,10 @@ func writeScores(path string, rec tableRecord, test []float32, energies []float6
 	if err != nil {
 		return err
 	}
-	order := make([]int, len(rows))
-	for i := range order {
-		order[i] = i
+	for i := range rows {
+		rows[i] = append([]string{strconv.Itoa(rec.Test[i] + 1)}, rows[i]...)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(energies[b], energies[a]) })
-	return atomicfile.Write(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		cw.Write(append([]string{"rank", "row", "energy"}, rec.Schema.Header()...))
-		for rank, i := range order {
-			cw.Write(append([]string{strconv.Itoa(rank + 1), strconv.Itoa(rec.Test[i] + 1), strconv.FormatFloat(energies[i], 'g', 8, 64)}, rows[i]...))
-		}
-		cw.Flush()
-		return cw.Error()
-	})
+	return writeRanked(path, append([]string{"rank", "row", "energy"}, rec.Schema.Header()...), rows, energies)
 }
 
 // writeJSON writes v as indented JSON at path, atomically.

@@ -108,6 +108,17 @@ func MeanInterval(values []float64, resamples int, seed uint64) (Interval, error
 	return Interval{lo, hi}, err
 }
 
+// AUPRCInterval is the 95 % percentile-bootstrap interval of the AUPRC of
+// scores (anomalies, labels true, score high) over resamples resamples of
+// the items, from a seeded stream.
+func AUPRCInterval(scores []float64, labels []bool, resamples int, seed uint64) (Interval, error) {
+	values := Bootstrap(len(scores), resamples, seed, func(indices []int) float64 {
+		return MeanAUPRC(labels, [][]float64{scores}, indices)
+	})
+	lo, hi, err := PercentileInterval(values, 0.95)
+	return Interval{lo, hi}, err
+}
+
 // FrechetDistanceInterval is the 95 % percentile-bootstrap interval of
 // FrechetDistanceToStats(features, mu, sigma) over resamples resamples of
 // the feature vectors (a seeded stream): how much the FID of a sample

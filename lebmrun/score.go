@@ -310,14 +310,11 @@ func (r *ScoreReport) measureAUPRC(scores []float64, anomalous []bool, resamples
 	if err != nil {
 		return err
 	}
-	values := eval.Bootstrap(len(scores), resamples, seed, func(indices []int) float64 {
-		return eval.MeanAUPRC(anomalous, [][]float64{scores}, indices)
-	})
-	lo, hi, err := eval.PercentileInterval(values, 0.95)
+	interval, err := eval.AUPRCInterval(scores, anomalous, resamples, seed)
 	if err != nil {
 		return err
 	}
-	r.AUPRC, r.AUPRCInterval = auprc, &eval.Interval{Lo: lo, Hi: hi}
+	r.AUPRC, r.AUPRCInterval = auprc, &interval
 	return nil
 }
 

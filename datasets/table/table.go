@@ -110,6 +110,11 @@ type Table struct {
 	// Codes holds the categorical columns' category indices, N rows of as
 	// many as the schema has categorical columns, in its order.
 	Codes []int
+	// Lines are each row's line in the file.
+	Lines []int
+	// Other holds, for ReadRows, the file's columns that are not the
+	// schema's (a label, an identifier): each row's field, by header name.
+	Other map[string][]string
 	// few lists the numeric columns of integers with few distinct values.
 	few []string
 }
@@ -198,7 +203,7 @@ func mapKeys(m map[string]ColumnOptions) []string {
 
 // table infers each kept column's kind and encodes the rows.
 func (r *reader) table() (*Table, error) {
-	t := &Table{N: len(r.rows), Dropped: r.dropped}
+	t := &Table{N: len(r.rows), Dropped: r.dropped, Lines: r.lines}
 	for i, j := range r.keep {
 		col, err := r.column(i, j)
 		if err != nil {

@@ -1,0 +1,124 @@
+package table
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// penguinSchema is the schema Read infers from the penguins table.
+func penguinSchema(t testing.TB) Schema {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "p.csv")
+	if err := os.WriteFile(p, []byte(penguins), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Read(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab.Schema
+}
+
+// TestReadRowsEncodesAgainstTheTrainingSchema: new rows with the columns
+// in another order and two columns the model has not (a label, an id)
+// give the numbers and codes read off the schema's categories by hand,
+// their lines, and the other columns' fields.
+func TestReadRowsEncodesAgainstTheTrainingSchema(t *testing.T) {
+	s := penguinSchema(t)
+	text := "id,month,year,sex,body_mass_g,bill_length_mm,island,species,odd\n" +
+		"a,Dec,2009,male,4000,40.5,Dream,Gentoo,no\n" +
+		"b,Mar,2007,female,3000.5,38,\"Biscoe, north\",Adelie,yes\n"
+	tab, err := ReadRows(writeFile(t, "new.csv", text), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The schema's order: species, island, bill, mass, sex, year (a
+	// number), month; categories sorted: species Adelie/Chinstrap/Gentoo,
+	// island Biscoe/"Biscoe, north"/Dream/Torgersen, sex female/male, month
+	// Dec/Feb/Jan/Mar.
+	wantNumbers := []float64{40.5, 4000, 2009, 38, 3000.5, 2007}
+	wantCodes := []int{2, 2, 1, 0, 0, 1, 0, 3}
+	if tab.N != 2 || !slices.Equal(tab.Numbers, wantNumbers) || !slices.Equal(tab.Codes, wantCodes) || !slices.Equal(tab.Lines, []int{2, 3}) {
+		t.Errorf("%d rows, numbers %v codes %v lines %v; want 2, %v, %v, [2 3]", tab.N, tab.Numbers, tab.Codes, tab.Lines, wantNumbers, wantCodes)
+	}
+	if got, want := tab.Fields(1), []string{"Adelie", "Biscoe, north", "38", "3000.5", "female", "2007", "Mar"}; !slices.Equal(got, want) {
+		t.Errorf("Fields(1) = %q, want %q", got, want)
+	}
+	if !slices.Equal(tab.Other["odd"], []string{"no", "yes"}) || !slices.Equal(tab.Other["id"], []string{"a", "b"}) || len(tab.Other) != 2 {
+		t.Errorf("other columns %v", tab.Other)
+	}
+}
+
+// TestReadRowsRefusesWhatTrainingNeverSaw names file, line and column.
+func TestReadRowsRefusesWhatTrainingNeverSaw(t *testing.T) {
+	s := penguinSchema(t)
+	header := "species,island,bill_length_mm,body_mass_g,sex,year,month\n"
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"a column missing", "species,island\nAdelie,Dream\n", `lacks the model's columns ["bill_length_mm" "body_mass_g" "sex" "year" "month"]`},
+		{"an unseen category", header + "Adelie,Dream,40,4000,male,2007,Mar\nEmperor,Dream,40,4000,male,2007,Mar\n", `line 3, column 1 (species): table: column "species": category "Emperor" was not in the training rows`},
+		{"a word among numbers", header + "Adelie,Dream,forty,4000,male,2007,Mar\n", `line 2, column 3 (bill_length_mm): "forty": want a finite number`},
+		{"a missing value", header + "Adelie,Dream,40,NA,male,2007,Mar\n", `line 2, column 4 (body_mass_g): a missing value "NA"`},
+		{"infinity", header + "Adelie,Dream,40,inf,male,2007,Mar\n", `line 2, column 4 (body_mass_g): "inf": want a finite number`},
+		{"no rows", header, "at least one row"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadRows(writeFile(t, "new.csv", tc.text), s, Options{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "new.csv") {
+				t.Errorf("error %v, want one naming new.csv and containing %q", err, tc.want)
+			}
+		})
+	}
+	tab, err := ReadRows(writeFile(t, "new.csv", header+"Adelie,Dream,40,,male,2007,Mar\nAdelie,Dream,41,4100,male,2007,Mar\n"), s, Options{Missing: MissingDrop})
+	if err != nil || tab.N != 1 || tab.Dropped != 1 || !slices.Equal(tab.Lines, []int{3}) {
+		t.Errorf("dropping: %+v, %v; want one row, from line 3, and one dropped", tab, err)
+	}
+}
+
+// FuzzReadRows reads arbitrary bytes against the penguins' schema: never a
+// panic, and rows read have finite numbers and codes within their columns.
+func FuzzReadRows(f *testing.F) {
+	f.Add([]byte(penguins))
+	f.Add([]byte("x,month,year,sex,body_mass_g,bill_length_mm,island,species\n1,Dec,2009,male,4000,40.5,Dream,Gentoo\n"))
+	s := penguinSchema(f)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "f.csv")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tab, err := ReadRows(p, s, Options{Missing: MissingDrop})
+		if err != nil {
+			return
+		}
+		if tab.N < 1 || len(tab.Numbers) != 3*tab.N || len(tab.Codes) != 4*tab.N || len(tab.Lines) != tab.N {
+			t.Fatalf("%d rows, %d numbers, %d codes, %d lines", tab.N, len(tab.Numbers), len(tab.Codes), len(tab.Lines))
+		}
+		for _, v := range tab.Numbers {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("number %v", v)
+			}
+		}
+		var categorical []Column
+		for _, c := range s.Columns {
+			if c.Kind == Categorical {
+				categorical = append(categorical, c)
+			}
+		}
+		for i, code := range tab.Codes {
+			if c := categorical[i%len(categorical)]; code < 0 || code >= len(c.Categories) {
+				t.Fatalf("code %d of column %s", code, c.Name)
+			}
+		}
+		for name, fields := range tab.Other {
+			if len(fields) != tab.N {
+				t.Fatalf("column %s: %d fields for %d rows", name, len(fields), tab.N)
+			}
+		}
+	})
+}

@@ -1,0 +1,215 @@
+package densityrun
+
+import (
+	"cmp"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/edlebm/edlebm/atomicfile"
+	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets/table"
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/training"
+)
+
+// TableScoreReportFile is the report ScoreTable writes beside its scores.
+const TableScoreReportFile = "report.json"
+
+// TableScoreOptions say which rows ScoreTable scores with which model.
+type TableScoreOptions struct {
+	// Run is a TrainTable run folder; Method the model in it (default
+	// density.MixedMethods[0], energy discrepancy).
+	Run, Method string
+	// Data is the CSV file of new rows, with a header naming every column
+	// the run trained on (its other columns are carried along); Read's
+	// SkipRows and Missing say how to read it (table.ReadRows).
+	Data string
+	Read table.Options
+	// Label, when set, is a column of Data saying which rows are
+	// anomalies: those whose value is one of Anomalies. The report then
+	// has the energy's AUPRC with its 95 % bootstrap interval.
+	Label     string
+	Anomalies []string
+	// Out is the output folder (default RUN/METHOD/scores-BASE, BASE
+	// Data's base name without its extensions); Backend the GoMLX backend.
+	Out, Backend string
+	// Resamples of the AUPRC's bootstrap (default 1000), from Seed
+	// (default 1).
+	Resamples int
+	Seed      int64
+}
+
+// TableScoreReport is what ScoreTable measured, as TableScoreReportFile
+// holds it.
+type TableScoreReport struct {
+	Run    string `json:"run"`
+	Method string `json:"method"`
+	Step   int64  `json:"step"`
+	Data   string `json:"data"`
+	// N rows were scored; Dropped were left out for a missing value.
+	N       int `json:"n"`
+	Dropped int `json:"dropped,omitempty"`
+	// Anomalies, AUPRC and its interval, when Label says which rows are
+	// anomalies (ranked by energy, highest first).
+	Label         string         `json:"label,omitempty"`
+	Anomalies     int            `json:"anomalies,omitempty"`
+	AUPRC         float64        `json:"auprc,omitempty"`
+	AUPRCInterval *eval.Interval `json:"auprc_interval,omitempty"`
+	// Out is the folder of ScoresFile and the report.
+	Out string `json:"-"`
+}
+
+func (o TableScoreOptions) withDefaults() (TableScoreOptions, error) {
+	o.Method, o.Resamples, o.Seed = cmp.Or(o.Method, density.MixedMethods[0]), cmp.Or(o.Resamples, 1000), cmp.Or(o.Seed, 1)
+	switch {
+	case o.Run == "":
+		return o, errors.New("TableScoreOptions.Run: required: a train-table run folder")
+	case o.Data == "":
+		return o, errors.New("TableScoreOptions.Data: required: the CSV file of rows to score")
+	case !slices.Contains(density.MixedMethods, o.Method):
+		return o, fmt.Errorf("TableScoreOptions.Method %q: want one of %v", o.Method, density.MixedMethods)
+	case o.Label == "" && len(o.Anomalies) > 0:
+		return o, errors.New("TableScoreOptions.Anomalies: given without a Label column to look them up in")
+	case o.Label != "" && len(o.Anomalies) == 0:
+		return o, fmt.Errorf("TableScoreOptions.Anomalies: required with Label %q: the values that mark an anomaly", o.Label)
+	case o.Resamples < 1:
+		return o, fmt.Errorf("TableScoreOptions.Resamples %d: want ≥ 1", o.Resamples)
+	}
+	if o.Out == "" {
+		base := strings.TrimSuffix(filepath.Base(o.Data), ".gz")
+		o.Out = filepath.Join(o.Run, o.Method, "scores-"+strings.TrimSuffix(base, filepath.Ext(base)))
+	}
+	return o, nil
+}
+
+// ScoreTable ranks the rows of a CSV file by a TrainTable model's energy,
+// highest (least typical) first, in o.Out's ScoresFile, and, when a label
+// column says which rows are anomalies, measures the ranking's AUPRC with
+// its 95 % bootstrap interval. The file is read against the run's schema:
+// a category training never saw, a word in a numeric column or a missing
+// value is an error naming file, line and column.
+func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return TableScoreReport{}, err
+	}
+	var rec tableRecord
+	if err := readJSON(filepath.Join(o.Run, TableFile), &rec); err != nil {
+		return TableScoreReport{}, fmt.Errorf("TableScoreOptions.Run: %w (a train-table run folder?)", err)
+	}
+	tab, err := table.ReadRows(o.Data, rec.Schema, o.Read)
+	if err != nil {
+		return TableScoreReport{}, fmt.Errorf("TableScoreOptions.Data: %w", err)
+	}
+	anomalous, err := o.anomalies(tab)
+	if err != nil {
+		return TableScoreReport{}, err
+	}
+	encoded, err := tab.Encode(rec.Standardizer)
+	if err != nil {
+		return TableScoreReport{}, err
+	}
+	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
+	if err != nil {
+		return TableScoreReport{}, err
+	}
+	defer b.Finalize()
+	model, err := density.Load(b, training.Folder{Dir: filepath.Join(o.Run, o.Method)}.Checkpoints())
+	if err != nil {
+		return TableScoreReport{}, fmt.Errorf("TableScoreOptions.Method %s: %w", o.Method, err)
+	}
+	energies, err := model.Energies(encoded, rec.Schema.Width())
+	if err != nil {
+		return TableScoreReport{}, err
+	}
+	r := TableScoreReport{Run: o.Run, Method: o.Method, Step: model.Step(), Data: o.Data, N: tab.N, Dropped: tab.Dropped, Label: o.Label, Out: o.Out}
+	if anomalous != nil {
+		for _, a := range anomalous {
+			r.Anomalies += btoi(a)
+		}
+		if r.AUPRC, err = eval.AUPRC(energies, anomalous); err != nil {
+			return r, err
+		}
+		interval, err := eval.AUPRCInterval(energies, anomalous, o.Resamples, uint64(o.Seed))
+		if err != nil {
+			return r, err
+		}
+		r.AUPRCInterval = &interval
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return r, fmt.Errorf("TableScoreOptions.Out: %w", err)
+	}
+	header := append([]string{"rank", "line", "energy"}, rec.Schema.Header()...)
+	rows := make([][]string, tab.N)
+	for i := range rows {
+		rows[i] = append([]string{strconv.Itoa(tab.Lines[i])}, tab.Fields(i)...)
+	}
+	if o.Label != "" && !slices.Contains(rec.Schema.Header(), o.Label) {
+		header = append(header, o.Label)
+		for i := range rows {
+			rows[i] = append(rows[i], tab.Other[o.Label][i])
+		}
+	}
+	if err := writeRanked(filepath.Join(o.Out, ScoresFile), header, rows, energies); err != nil {
+		return r, err
+	}
+	return r, writeJSON(filepath.Join(o.Out, TableScoreReportFile), r)
+}
+
+// anomalies says which of tab's rows the label column marks as
+// anomalies; nil without a label.
+func (o TableScoreOptions) anomalies(tab *table.Table) ([]bool, error) {
+	if o.Label == "" {
+		return nil, nil
+	}
+	values, ok := tab.Other[o.Label]
+	if !ok {
+		return nil, fmt.Errorf("TableScoreOptions.Label %q: not a column of %s apart from the model's (%v)", o.Label, o.Data, slices.Sorted(maps.Keys(tab.Other)))
+	}
+	out := make([]bool, len(values))
+	n := 0
+	for i, v := range values {
+		out[i] = slices.Contains(o.Anomalies, v)
+		n += btoi(out[i])
+	}
+	if n == 0 || n == len(out) {
+		return nil, fmt.Errorf("TableScoreOptions.Anomalies %q: %d of the %d rows of %s have such a %s: an AUPRC needs anomalies and normal rows", o.Anomalies, n, len(out), o.Data, o.Label)
+	}
+	return out, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// writeRanked writes rows ranked by energy, highest (least typical)
+// first, as a CSV: header, then each row's rank, its first field (where it
+// came from), its energy and its other fields.
+func writeRanked(path string, header []string, rows [][]string, energies []float64) error {
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(energies[b], energies[a]) })
+	return atomicfile.Write(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write(header)
+		for rank, i := range order {
+			cw.Write(slices.Concat([]string{strconv.Itoa(rank + 1), rows[i][0], strconv.FormatFloat(energies[i], 'g', 8, 64)}, rows[i][1:]))
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}

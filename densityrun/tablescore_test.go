@@ -1,0 +1,139 @@
+package densityrun
+
+import (
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/nets"
+)
+
+// naiveAveragePrecision is the AUPRC of a ranking, anomalies first at
+// best: the mean, over the anomalies, of the precision at each one's rank.
+func naiveAveragePrecision(anomalous []bool) float64 {
+	var found, total, sum float64
+	for _, a := range anomalous {
+		if a {
+			total++
+		}
+	}
+	for i, a := range anomalous {
+		if a {
+			found++
+			sum += found / float64(i+1)
+		}
+	}
+	return sum / total
+}
+
+// TestScoreTableRanksNewRowsAsTraining trains med briefly on the mixed
+// table, then scores a new file — the held-out rows as the data file has
+// them, in another column order with an id and a label, plus rows of a
+// size the table never has — and checks: each held-out row's energy equals
+// train-table's for the same row (two encodings of one row: the reader's
+// and ReadRows'); the ranking is by energy; the AUPRC equals a naive
+// average precision over scores.csv's order, and finds the far rows; a
+// category or a label column training never saw is refused by name.
+func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
+	data, _ := mixedCSV(t)
+	run := t.TempDir()
+	o := TableOptions{Data: data, Out: run, Backend: testutil.BackendName(), Methods: []string{"med"},
+		Model: func(c *density.Config) error {
+			c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
+			c.LearningRate, c.ED = 1e-2, losses.EDConfig{T: 0.05, M: 16, W: 1}
+			return nil
+		},
+		Steps: 150, Batch: 128, CheckpointEvery: 150, Samples: 10, Sweeps: 10}
+	if _, err := TrainTable(o); err != nil {
+		t.Fatal(err)
+	}
+	var rec tableRecord
+	if err := readJSON(filepath.Join(run, TableFile), &rec); err != nil {
+		t.Fatal(err)
+	}
+	lines := testutil.ReadCSV(t, data) // header, then rows: size, kind
+	var b strings.Builder
+	b.WriteString("id,kind,odd,size\n")
+	for _, i := range rec.Test {
+		fmt.Fprintf(&b, "r%d,%s,no,%s\n", i+1, lines[i+1][1], lines[i+1][0])
+	}
+	for k := range 20 {
+		fmt.Fprintf(&b, "far%d,%s,yes,%.2f\n", k, string(rune('a'+k%3)), 6+0.1*float64(k))
+	}
+	newRows := filepath.Join(t.TempDir(), "new.csv.gz")
+	f, err := os.Create(newRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz := gzip.NewWriter(f)
+	gz.Write([]byte(b.String()))
+	if err := errors.Join(gz.Close(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+
+	r, err := ScoreTable(TableScoreOptions{Run: run, Data: newRows, Label: "odd", Anomalies: []string{"yes"}, Backend: testutil.BackendName()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.N != len(rec.Test)+20 || r.Anomalies != 20 || r.Out != filepath.Join(run, "med", "scores-new") {
+		t.Errorf("report %+v", r)
+	}
+	trained := map[string]float64{} // train-table's held-out energies by row
+	for _, row := range testutil.ReadCSV(t, filepath.Join(run, "med", ScoresFile))[1:] {
+		trained[row[1]], _ = strconv.ParseFloat(row[2], 64)
+	}
+	scored := testutil.ReadCSV(t, filepath.Join(r.Out, ScoresFile))
+	if got := strings.Join(scored[0], ","); got != "rank,line,energy,size,kind,odd" {
+		t.Fatalf("header %s", got)
+	}
+	var anomalous []bool
+	prev := math.Inf(1)
+	for _, row := range scored[1:] {
+		line, _ := strconv.Atoi(row[1])
+		e, _ := strconv.ParseFloat(row[2], 64)
+		if e > prev {
+			t.Errorf("line %d: energy %v ranked below %v", line, e, prev)
+		}
+		prev = e
+		anomalous = append(anomalous, row[5] == "yes")
+		if line-2 < len(rec.Test) {
+			want := trained[strconv.Itoa(rec.Test[line-2]+1)]
+			if math.Abs(e-want) > 1e-5*(1+math.Abs(want)) {
+				t.Errorf("line %d (data row %d): energy %v, train-table's %v", line, rec.Test[line-2]+1, e, want)
+			}
+		}
+	}
+	if naive := naiveAveragePrecision(anomalous); math.Abs(r.AUPRC-naive) > 1e-12 || r.AUPRC < 0.9 || r.AUPRCInterval.Lo > r.AUPRC || r.AUPRCInterval.Hi < r.AUPRC {
+		t.Errorf("AUPRC %v (interval %+v), naive average precision %v; want equal and ≥ 0.9", r.AUPRC, r.AUPRCInterval, naive)
+	}
+
+	for _, tc := range []struct {
+		text string
+		o    TableScoreOptions
+		want string
+	}{
+		{"size,kind\n0.5,a\n0.1,d\n", TableScoreOptions{}, `line 3, column 2 (kind): table: column "kind": category "d" was not in the training rows`},
+		{"size,kind\n0.5,a\n", TableScoreOptions{Label: "odd", Anomalies: []string{"yes"}}, `Label "odd": not a column of`},
+		{"size,kind,odd\n0.5,a,no\n", TableScoreOptions{Label: "odd", Anomalies: []string{"yes"}}, "0 of the 1 rows"},
+		{"size,kind\n0.5,a\n", TableScoreOptions{Label: "odd"}, "Anomalies: required"},
+		{"size,kind\n0.5,a\n", TableScoreOptions{Method: "ed"}, `Method "ed"`},
+	} {
+		p := filepath.Join(t.TempDir(), "bad.csv")
+		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tc.o.Run, tc.o.Data, tc.o.Backend = run, p, testutil.BackendName()
+		if _, err := ScoreTable(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one containing %q", tc.text, err, tc.want)
+		}
+	}
+}
