@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -60,14 +61,33 @@ type Results struct {
 	// that drew the samples, after their tuned warm-up.
 	SampleStepSize   float64 `json:"sample_step_size"`
 	SampleAcceptance float64 `json:"sample_acceptance"`
+	// ModelledColumns is the number of columns the model saw: the file's
+	// but those set aside. SetAside are those (the data record's, each
+	// holding one value in every training row), and LogLikelihoodOf says
+	// in words whose log-likelihood the numbers are: with columns set
+	// aside, log p(x_varying | x_constant), the set-aside columns a point
+	// mass that has no density to add.
+	ModelledColumns int              `json:"modelled_columns"`
+	SetAside        []ConstantColumn `json:"set_aside_columns,omitempty"`
+	LogLikelihoodOf string           `json:"loglik_of"`
+	// TestRowsOffConstant counts the held-out rows that do not hold the
+	// training value in some set-aside column: they are scored on their
+	// modelled columns alone (RowModel refuses such rows: under the
+	// point mass their density is 0).
+	TestRowsOffConstant int `json:"test_rows_off_constant,omitempty"`
 }
 
 // measure estimates the model's log Z by AIS, the log-likelihoods of the
 // held-out and training rows, and draws o.Samples MALA samples
 // (standardised).
 func measure(b backends.Backend, model *density.Model, cfg density.Config, data *runData, o Options) (Results, []float32, error) {
-	d := data.all.D
-	r := Results{Method: cfg.Method, Step: model.Step()}
+	d := data.dim
+	r := Results{Method: cfg.Method, Step: model.Step(), ModelledColumns: d, SetAside: data.record.SetAside, LogLikelihoodOf: data.logLikelihoodOf()}
+	for i := range data.test.N {
+		if _, off := data.record.offSetAside(data.test.Row(i)); off {
+			r.TestRowsOffConstant++
+		}
+	}
 	aisCfg := o.AIS
 	if o.AISBase == AISBaseData {
 		aisCfg.BaseMean, aisCfg.BaseCov = dataGaussian(data.trainPoints, d)
@@ -101,6 +121,15 @@ func measure(b backends.Backend, model *density.Model, cfg density.Config, data 
 	return r, samples, err
 }
 
+// logLikelihoodOf says whose log-likelihood the run measures (Results'
+// LogLikelihoodOf).
+func (data *runData) logLikelihoodOf() string {
+	if k := len(data.record.SetAside); k > 0 {
+		return fmt.Sprintf("the %d varying columns given the %d set aside (each one value in every training row: a point mass, with no density to add)", data.dim, k)
+	}
+	return fmt.Sprintf("all %d columns", data.dim)
+}
+
 // The bases of Options.AISBase.
 const (
 	AISBaseData      = "data"
@@ -108,7 +137,8 @@ const (
 )
 
 // dataRidge is added to the variances of the training rows' Gaussian, the
-// AIS base: a constant column (variance 0) keeps a base with a density.
+// AIS base: a constant column (variance 0), modelled (ConstantModel),
+// keeps a base with a density.
 const dataRidge = 1e-2
 
 // dataGaussian is the mean (d) and covariance (d×d, ridge dataRidge) of
@@ -169,16 +199,18 @@ func drawSamples(b backends.Backend, model *density.Model, cfg density.Config, d
 }
 
 // writeOutputs writes a method's results, its samples in the input's
-// format and scale, and the pictures of data against samples: energy and
-// density heat maps and scatter pictures for d = 2, pairwise marginals for
-// d > 2 (the first four coordinates, standardised).
+// format and scale (the set-aside columns' values put back, so that they
+// have the input's columns), and the pictures of data against samples:
+// energy and density heat maps and scatter pictures for d = 2 modelled
+// columns, pairwise marginals for d > 2 (the first four modelled
+// coordinates, standardised).
 func writeOutputs(dir string, model *density.Model, data *runData, samples []float32, r Results) error {
 	if err := atomicfile.WriteJSON(filepath.Join(dir, ResultsFile), r); err != nil {
 		return err
 	}
-	d := data.all.D
+	d := data.dim
 	n := len(samples) / d
-	out := &vectors.Set{Name: "samples", N: n, D: d, Values: data.record.Standardizer.Invert(samples), Columns: data.all.Columns}
+	out := &vectors.Set{Name: "samples", N: n, D: data.all.D, Values: data.record.withSetAside(data.record.Standardizer.Invert(samples)), Columns: data.all.Columns}
 	if err := vectors.Write(filepath.Join(dir, samplesName(data.record.File)), out); err != nil {
 		return err
 	}
@@ -212,11 +244,11 @@ func writeOutputs(dir string, model *density.Model, data *runData, samples []flo
 func writeSummary(out string, all []Results) error {
 	err := atomicfile.Write(filepath.Join(out, SummaryFile), func(w io.Writer) error {
 		c := csv.NewWriter(w)
-		c.Write([]string{"method", "test_loglik", "lo", "hi", "train_loglik", "log_z", "steps", "log_z_check", "log_z_upper", "ais_converged"})
+		c.Write([]string{"method", "test_loglik", "lo", "hi", "train_loglik", "log_z", "steps", "log_z_check", "log_z_upper", "ais_converged", "modelled_columns"})
 		f := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
 		for _, r := range all {
 			c.Write([]string{r.Method, f(r.TestLogLikelihood), f(r.TestInterval.Lo), f(r.TestInterval.Hi), f(r.TrainLogLikelihood), f(r.LogZ), strconv.FormatInt(r.Step, 10),
-				f(r.AIS.Check.LogZ), f(r.AIS.Upper.LogZ), strconv.FormatBool(r.AIS.Converged)})
+				f(r.AIS.Check.LogZ), f(r.AIS.Upper.LogZ), strconv.FormatBool(r.AIS.Converged), strconv.Itoa(r.ModelledColumns)})
 		}
 		c.Flush()
 		return c.Error()
@@ -232,5 +264,22 @@ func writeSummary(out string, all []Results) error {
 		}
 		fmt.Printf("%-6s  %.4f (%.4f to %.4f)%s\n", r.Method, r.TestLogLikelihood, r.TestInterval.Lo, r.TestInterval.Hi, unconverged)
 	}
+	if len(all) > 0 && len(all[0].SetAside) > 0 {
+		r := all[0]
+		fmt.Printf("the log-likelihoods are those of %s: %s\n", r.LogLikelihoodOf, describeSetAside(r.SetAside))
+		if r.TestRowsOffConstant > 0 {
+			fmt.Printf("%d held-out rows differ from the training value in a set-aside column: scored on their varying columns alone\n", r.TestRowsOffConstant)
+		}
+	}
 	return nil
+}
+
+// describeSetAside lists set-aside columns with their values: `column
+// "pixel_0" = 0, column 33 = 0`.
+func describeSetAside(cols []ConstantColumn) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = fmt.Sprintf("%s = %v", c, c.Value)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/gomlx/gomlx/backends"
 
@@ -21,18 +22,23 @@ import (
 type RowModel struct {
 	// Method is the method's name (its folder in the run).
 	Method string
-	// Dim is the values of a row; Columns their names, when the file had
-	// a header.
+	// Dim is the values of a row, as in the training file; Columns their
+	// names, when the file had a header.
 	Dim     int
 	Columns []string
+	// SetAside are the columns the run set aside (Options.ConstantColumns),
+	// each one value in every training row: a row must hold that value
+	// there, and the model sees the other columns.
+	SetAside []ConstantColumn
 	// LogZ is the run's AIS estimate (Results.LogZ), Step the checkpoint's.
 	LogZ float64
 	Step int64
 	// Converged is AIS's own judgement of its estimate.
 	Converged bool
 
-	model        *density.Model
-	standardizer vectors.Standardizer
+	model    *density.Model
+	record   dataRecord
+	modelled []int
 }
 
 // OpenRowModel loads method's model of the run folder run: its data
@@ -43,7 +49,7 @@ func OpenRowModel(b backends.Backend, run, method string) (*RowModel, error) {
 	if err := readJSON(filepath.Join(run, DataFile), &rec); err != nil {
 		return nil, err
 	}
-	if err := rec.Standardizer.Check(rec.D); err != nil {
+	if err := rec.checkSetAside(); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(run, DataFile), err)
 	}
 	var res Results
@@ -61,23 +67,48 @@ func OpenRowModel(b backends.Backend, run, method string) (*RowModel, error) {
 	if all, err := vectors.Read(rec.File, rec.Read); err == nil && all.D == rec.D {
 		columns = all.Columns
 	}
-	return &RowModel{Method: method, Dim: rec.D, Columns: columns, LogZ: res.LogZ, Step: model.Step(), Converged: res.AIS.Converged,
-		model: model, standardizer: rec.Standardizer}, nil
+	return &RowModel{Method: method, Dim: rec.D, Columns: columns, SetAside: rec.SetAside, LogZ: res.LogZ, Step: model.Step(), Converged: res.AIS.Converged,
+		model: model, record: rec, modelled: rec.modelled()}, nil
+}
+
+// CheckRows reports whether rows (n × Dim values) are rows the model
+// scores: each holds, in every set-aside column, the value all the
+// training rows held there. The error names the first row at fault (from
+// 1), the column and both values.
+func (m *RowModel) CheckRows(rows []float64) error {
+	if len(rows)%m.Dim != 0 {
+		return fmt.Errorf("densityrun: %d values are not rows of %d", len(rows), m.Dim)
+	}
+	for i := range len(rows) / m.Dim {
+		row := rows[i*m.Dim : (i+1)*m.Dim]
+		if c, off := m.record.offSetAside(row); off {
+			return fmt.Errorf("row %d, %s: %v, but every training row held %v there (a constant column, set aside: the model has no density for another value)", i+1, c, row[c.Index], c.Value)
+		}
+	}
+	return nil
+}
+
+// Center is the training rows' mean, the set-aside columns' values among
+// them: a row CheckRows accepts (a service warms its graphs with it).
+func (m *RowModel) Center() []float64 {
+	return slices.Clone(m.record.withSetAside(m.record.Standardizer.Mean))
 }
 
 // LogDensities returns log p(x) = −E(u) − log Z + log|∂u/∂x| of each of
-// the rows (n × Dim values on the data's scale), u the standardised row:
-// the log-likelihoods Results averages.
+// the rows (n × Dim values on the data's scale), u the standardised row
+// of the modelled columns: the log-likelihoods Results averages. With
+// columns set aside it is log p(x_varying | x_constant), and a row that
+// CheckRows refuses is an error.
 func (m *RowModel) LogDensities(rows []float64) ([]float64, error) {
-	if len(rows)%m.Dim != 0 {
-		return nil, fmt.Errorf("densityrun: %d values are not rows of %d", len(rows), m.Dim)
+	if err := m.CheckRows(rows); err != nil {
+		return nil, err
 	}
-	set := &vectors.Set{N: len(rows) / m.Dim, D: m.Dim, Values: rows}
-	energies, err := m.model.Energies(m.standardizer.Apply(set), m.Dim)
+	set := selectColumns(&vectors.Set{N: len(rows) / m.Dim, D: m.Dim, Values: rows}, m.modelled)
+	energies, err := m.model.Energies(m.record.Standardizer.Apply(set), set.D)
 	if err != nil {
 		return nil, err
 	}
-	logJ := m.standardizer.LogJacobian()
+	logJ := m.record.Standardizer.LogJacobian()
 	for i, e := range energies {
 		energies[i] = -e - m.LogZ + logJ
 	}

@@ -68,6 +68,12 @@ type Options struct {
 	// of the standardised training rows, or AISBaseIsotropic, the models'
 	// own base N(0, BaseStd²I).
 	AISBase string
+	// ConstantColumns says what becomes of a column that holds one value
+	// in every training row: ConstantSetAside (the default, "") sets it
+	// aside, ConstantModel models it as the others. A resumed run keeps
+	// the choice its data record holds; a run recorded before this option
+	// existed models every column.
+	ConstantColumns string
 	// Samples is the number of samples written back (default 1000), drawn
 	// by MALA after SampleSteps steps (default 500) from the base, with
 	// its step size tuned during the first half to an acceptance of 0.574.
@@ -91,6 +97,7 @@ func (o Options) withDefaults() (Options, error) {
 	o.BaseStd, o.CheckpointEvery = cmp.Or(o.BaseStd, 3), cmp.Or(o.CheckpointEvery, 500)
 	o.Samples, o.SampleSteps = cmp.Or(o.Samples, 1000), cmp.Or(o.SampleSteps, 500)
 	o.AIS.BaseStd, o.AIS.Seed, o.AISBase = cmp.Or(o.AIS.BaseStd, o.BaseStd), cmp.Or(o.AIS.Seed, o.Seed), cmp.Or(o.AISBase, AISBaseData)
+	o.ConstantColumns = cmp.Or(o.ConstantColumns, ConstantSetAside)
 	for _, m := range o.Methods {
 		if !slices.Contains(density.Methods, m) {
 			return o, fmt.Errorf("Options.Methods: %q, want some of %v", m, density.Methods)
@@ -105,6 +112,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("Options.BaseStd %v: want a number > 0", o.BaseStd)
 	case o.AISBase != AISBaseData && o.AISBase != AISBaseIsotropic:
 		return o, fmt.Errorf("Options.AISBase %q: want %q or %q", o.AISBase, AISBaseData, AISBaseIsotropic)
+	case o.ConstantColumns != ConstantSetAside && o.ConstantColumns != ConstantModel:
+		return o, fmt.Errorf("Options.ConstantColumns %q: want %q (the default) or %q", o.ConstantColumns, ConstantSetAside, ConstantModel)
 	}
 	return o, o.AIS.Validate()
 }
@@ -165,6 +174,9 @@ func Train(o Options) ([]Results, error) {
 	}
 	fmt.Printf("%s: %d rows of %d values, %d for training and %d held out (seed %d), standardised\n",
 		data.all.Name, data.all.N, data.all.D, data.train.N, data.test.N, data.record.Seed)
+	if note := data.columnsNote(o.ConstantColumns); note != "" {
+		fmt.Println(note)
+	}
 	var all []Results
 	for _, cfg := range configs {
 		r, err := runMethod(b, cfg, data, o)
@@ -187,7 +199,7 @@ func runMethod(b backends.Backend, cfg density.Config, data *runData, o Options)
 	if err != nil {
 		return Results{}, err
 	}
-	if err := train1(model, cfg.Method, data.trainPoints, data.all.D, schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder); err != nil {
+	if err := train1(model, cfg.Method, data.trainPoints, data.dim, schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder); err != nil {
 		return Results{}, err
 	}
 	fmt.Printf("%s: measuring: held-out log-likelihood by AIS, %d MALA samples\n", cfg.Method, o.Samples)

@@ -234,6 +234,8 @@ func readLoggedLosses(t *testing.T, out string) []float64 {
 func TestOptionsAreCheckedBeforeAnythingIsWritten(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.csv")
 	os.WriteFile(bad, []byte("a,b\n1,2\n3\n"), 0o644)
+	flat := filepath.Join(t.TempDir(), "flat.csv")
+	os.WriteFile(flat, []byte("a,b\n1,2\n1,2\n1,2\n1,2\n1,2\n"), 0o644)
 	for _, tc := range []struct {
 		name string
 		edit func(*Options)
@@ -245,6 +247,8 @@ func TestOptionsAreCheckedBeforeAnythingIsWritten(t *testing.T) {
 		{"batch over the rows", func(o *Options) { o.Batch = 1000 }, "batch 1000: want at most the"},
 		{"bad setting", func(o *Options) { o.Set = "toy_ed_t=-1" }, "flag -set"},
 		{"test fraction", func(o *Options) { o.TestFraction = 1 }, "test fraction 1"},
+		{"constant columns", func(o *Options) { o.ConstantColumns = "drop" }, `Options.ConstantColumns "drop": want "set-aside" (the default) or "model"`},
+		{"every column constant", func(o *Options) { o.Data, o.Batch = flat, 0 }, "Options.Data " + flat + ": each of its 2 columns holds one value in all 4 training rows"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")

@@ -2,7 +2,9 @@
 """The Gaussian baseline of docs/own-data.md's density table: for each
 train-vectors run folder given, the held-out log-likelihood per row of a
 full-covariance Gaussian fitted (maximum likelihood) to the run's own
-training rows, on its own split (the run's data.json), with NumPy.
+training rows, on its own split (the run's data.json), with NumPy; on the
+columns the run modelled (the constant ones it set aside left out, as in
+its log-likelihoods; every column for a run recorded before that).
 
     /usr/bin/python3 scripts/vectors-gaussian.py /tmp/vectors-sklearn/*-s[0-9]
 """
@@ -29,6 +31,7 @@ for run in sys.argv[1:]:
     with open(f"{run}/data.json") as f:
         record = json.load(f)
     x = rows(record)
+    x = np.delete(x, [c["index"] for c in record.get("set_aside_columns", [])], axis=1)
     train, test = x[record["train_rows"]], x[record["test_rows"]]
     mu = train.mean(0)
     cov = np.cov(train, rowvar=False, bias=True) + 1e-6 * np.eye(x.shape[1]) * train.var(0).mean()

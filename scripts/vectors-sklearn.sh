@@ -4,7 +4,7 @@
 # (Debian's python3-sklearn), read as a user's files are read, each over
 # seeds; the held-out log-likelihood per row (AIS, with its evidence of
 # convergence) of every run, the Gaussian baseline
-# (scripts/vectors-gaussian.py) on the same splits, then the table of
+# (scripts/vectors-gaussian.py) on the same splits and columns, then the table of
 # each method's mean and range over the seeds with every run's AIS
 # evidence (scripts/vectors-table.py).
 #

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -126,6 +127,13 @@ func (m *RowModel) LogDensities(ctx context.Context, rows []float64, n int) ([]f
 }
 
 func (m *RowModel) scoreBatch(rows []float64, size int) (out []float64, err error) {
+	// The requests' rows hold the set-aside columns' values (answerScore
+	// checked them); the batch's padding rows, zeros, are given them too.
+	for i := range size {
+		for _, c := range m.model.SetAside {
+			rows[i*m.model.Dim+c.Index] = c.Value
+		}
+	}
 	err = m.lock.run(func() error {
 		out, err = m.model.LogDensities(rows)
 		return err
@@ -133,11 +141,11 @@ func (m *RowModel) scoreBatch(rows []float64, size int) (out []float64, err erro
 	return out, err
 }
 
-// Warm computes a batch of every size, so that every graph is compiled
-// before the first request.
+// Warm computes a batch of every size (copies of the training rows'
+// mean), so that every graph is compiled before the first request.
 func (m *RowModel) Warm() error {
 	for _, size := range m.scores.sizes {
-		if _, err := m.scoreBatch(make([]float64, size*m.model.Dim), size); err != nil {
+		if _, err := m.scoreBatch(slices.Repeat(m.model.Center(), size), size); err != nil {
 			return fmt.Errorf("warming up the batch size %d: %w", size, err)
 		}
 	}
@@ -174,7 +182,7 @@ type RowsAnswer struct {
 }
 
 func (m *RowModel) info() Info {
-	return Info{Kind: "rows", Backend: m.lock.described, Step: m.model.Step, Method: m.model.Method, Dim: m.model.Dim, Columns: m.model.Columns,
+	return Info{Kind: "rows", Backend: m.lock.described, Step: m.model.Step, Method: m.model.Method, Dim: m.model.Dim, Columns: m.model.Columns, SetAside: m.model.SetAside,
 		LogZ: m.model.LogZ, MaxItems: m.MaxRows(), BatchSizes: m.scores.sizes}
 }
 
@@ -182,6 +190,9 @@ func (m *RowModel) answerScore(r *http.Request) (any, error) {
 	rows, n, err := decodeRows(r, m.model.Dim, m.MaxRows())
 	if err != nil {
 		return nil, err
+	}
+	if err := m.model.CheckRows(rows); err != nil { // here, not in a batch shared with other requests
+		return nil, refused(http.StatusUnprocessableEntity, "%v", err)
 	}
 	logp, err := m.LogDensities(r.Context(), rows, n)
 	if err != nil {

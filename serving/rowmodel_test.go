@@ -134,3 +134,73 @@ func TestServiceScoresRowsAsTrainVectors(t *testing.T) {
 		t.Errorf("info %+v (%v)", info, err)
 	}
 }
+
+// TestServiceRowsWithAConstantColumn serves a train-vectors run whose
+// file has a constant column ("batch", 7 in every row), which the run set
+// aside: the service warms up with rows it accepts, scores rows holding 7
+// there as the run's RowModel does, refuses a row holding another value
+// with 422 naming the row, the column and both values (and still answers
+// after it), and lists the column in /v1/info.
+func TestServiceRowsWithAConstantColumn(t *testing.T) {
+	all, err := vectors.Read("/usr/lib/python3/dist-packages/sklearn/datasets/data/wine_data.csv", vectors.ReadOptions{SkipRows: 1, Label: "last"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("alcohol,batch,malic_acid\n")
+	for i := range all.N {
+		fmt.Fprintf(&b, "%v,7,%v\n", all.Row(i)[0], all.Row(i)[1])
+	}
+	data := filepath.Join(t.TempDir(), "wine-batch.csv")
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	if _, err := densityrun.Train(densityrun.Options{Data: data, Out: run, Backend: testutil.BackendName(), Methods: []string{"ed"},
+		Model: func(c *density.Config) error { c.MLP.Hidden = []int{16}; return nil },
+		Steps: 10, Batch: 32, Samples: 16, SampleSteps: 10,
+		AIS: sampling.AISConfig{AnnealConfig: sampling.AnnealConfig{Chains: 64, Temperatures: 100}}}); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{}
+	o.Run, o.Backend, o.BatchSizes = run, testutil.BackendName(), testSizes
+	model, err := Open(o.ModelOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := model.(*RowModel).Warm(); err != nil {
+		t.Fatalf("warming up: %v", err)
+	}
+	h, err := NewHandler(model, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newHTTPTestServer(t, h, model)
+	rows := []float64{13, 7, 2, 12.5, 7, 3.1}
+	want, err := model.(*RowModel).model.LogDensities(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer RowsAnswer
+	if code := post(t, srv, "/v1/score", "application/json", strings.NewReader(`{"rows": [[13, 7, 2], [12.5, 7, 3.1]]}`), nil, &answer); code != http.StatusOK ||
+		len(answer.Rows) != 2 || answer.Rows[0].LogDensity != want[0] || answer.Rows[1].LogDensity != want[1] {
+		t.Errorf("rows holding the constant: status %d, %+v; want 200 and %v", code, answer, want)
+	}
+	var refusal ErrorAnswer
+	if code := post(t, srv, "/v1/score", "application/json", strings.NewReader(`{"rows": [[13, 7, 2], [12.5, 8, 3.1]]}`), nil, &refusal); code != http.StatusUnprocessableEntity ||
+		!strings.Contains(refusal.Error, `row 2, column "batch": 8, but every training row held 7`) {
+		t.Errorf("a row off the constant: status %d %q; want 422 naming row 2, column batch, 8 and 7", code, refusal.Error)
+	}
+	if code := post(t, srv, "/v1/score", "application/json", strings.NewReader(`{"rows": [[13, 7, 2]]}`), nil, nil); code != http.StatusOK {
+		t.Errorf("a good request after it: status %d", code)
+	}
+	var info Info
+	resp, err := srv.Client().Get(srv.URL + "/v1/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || info.Dim != 3 || len(info.SetAside) != 1 || info.SetAside[0].Name != "batch" || info.SetAside[0].Value != 7 {
+		t.Errorf("info %+v (%v): want dim 3 and batch = 7 set aside", info, err)
+	}
+}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/internal/flagcheck"
 )
 
@@ -284,6 +285,10 @@ type Info struct {
 	Dim     int      `json:"dim,omitempty"`
 	Columns []string `json:"columns,omitempty"`
 	LogZ    float64  `json:"log_z,omitempty"`
+	// SetAside are a row model's constant columns, set aside: a row must
+	// hold each one's value, and its log-density is that of its other
+	// columns.
+	SetAside []densityrun.ConstantColumn `json:"set_aside_columns,omitempty"`
 }
 
 func (s *server) info(w http.ResponseWriter, r *http.Request) {

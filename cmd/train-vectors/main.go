@@ -7,6 +7,14 @@
 // its samples are written back in the input's format and scale, beside
 // pictures of data against samples.
 //
+// A column that holds one value in every training row (the blank border
+// pixels of scikit-learn's digits) is set aside: the models see the other
+// columns, the log-likelihood is theirs given the constant ones (a point
+// mass, with no density to add), the run's data.json records the columns
+// and values, and the samples get the value back in its column.
+// -constant-columns model models them as the others, as runs did before
+// (a density piled onto one value: a log-likelihood without limit).
+//
 //	go run ./cmd/train-vectors -data measurements.csv -label-column last -out runs/measurements
 //	go run ./cmd/train-vectors -data /usr/lib/python3/dist-packages/sklearn/datasets/data/wine_data.csv -skip-rows 1 -label-column last
 package main
@@ -77,6 +85,7 @@ func parseFlags(args []string) (densityrun.Options, error) {
 	fs.StringVar(&o.AIS.Metric, "ais-metric", "", "AIS: preconditioner, full, diagonal or identity (default full up to 128 columns, diagonal above)")
 	fs.StringVar(&o.AIS.Spacing, "ais-spacing", sampling.SpacingAdaptive, "AIS: temperatures, adaptive (equal steps of thermodynamic length, from a pilot run) or linear (equal steps of β)")
 	fs.StringVar(&o.AISBase, "ais-base", densityrun.AISBaseData, "AIS: base, data (the training rows' Gaussian) or isotropic (N(0, σ²I), σ = -base-std)")
+	fs.StringVar(&o.ConstantColumns, "constant-columns", densityrun.ConstantSetAside, "a column with one value in every training row: set-aside (not modelled; the log-likelihood is the other columns' given it; samples get the value back) or model (modelled like the others, as before this option); a resumed run keeps its own choice")
 	fs.IntVar(&o.Samples, "samples", 1000, "samples written back, in the input's format and scale")
 	fs.IntVar(&o.SampleSteps, "sample-steps", 500, "MALA steps per sample, the first half a warm-up tuning the step size")
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 500, "steps between checkpoints")

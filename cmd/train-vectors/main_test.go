@@ -17,7 +17,7 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.Batch != 0 || o.Out != "runs/vectors-wine_data" || len(o.Methods) != 2 || o.Methods[1] != "dsm" ||
-		o.AIS.Temperatures != sampling.DefaultAISTemperatures || o.AISBase != densityrun.AISBaseData {
+		o.AIS.Temperatures != sampling.DefaultAISTemperatures || o.AISBase != densityrun.AISBaseData || o.ConstantColumns != densityrun.ConstantSetAside {
 		t.Errorf("defaults: %+v", o)
 	}
 	if o, err := parseFlags([]string{"-data", "x.csv", "-batch", "64"}); err != nil || o.Batch != 64 {
@@ -48,6 +48,7 @@ func TestRunLayerErrorsNameTheFlags(t *testing.T) {
 		{[]string{"-data", "x.csv", "-methods", "mle"}, `flag -methods: "mle"`},
 		{[]string{"-data", "x.csv", "-base-std", "-1"}, "flag -base-std -1"},
 		{[]string{"-data", "x.csv", "-ais-base", "uniform"}, `flag -ais-base "uniform": want "data" or "isotropic"`},
+		{[]string{"-data", "x.csv", "-constant-columns", "drop"}, `flag -constant-columns "drop": want "set-aside" (the default) or "model"`},
 		{[]string{"-data", "x.csv", "-ais-kernel", "gibbs"}, `AIS kernel "gibbs": want "mala" or "hmc"`},
 		{[]string{"-data", "x.csv", "-ais-metric", "dense"}, `AIS metric "dense"`},
 		{[]string{"-data", "x.csv", "-ais-spacing", "geometric"}, `AIS spacing "geometric"`},
