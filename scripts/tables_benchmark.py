@@ -362,7 +362,7 @@ def report(out, name):
         rs = [e["synthetic"][n] for e in evals]
         print("| %s | %s | %s | %s | %s | %s | %s |" % (n, cell([r["quality"] for r in rs]), cell([r["column_shapes"] for r in rs]),
               cell([r["column_pair_trends"] for r in rs]), cell([r.get("tstr_auc") for r in rs]),
-              cell([r["fit_s"] for r in rs], "%.0f"), cell([r["sample_s"] for r in rs], "%.0f")))
+              cell([r["fit_s"] for r in rs], "%.1f"), cell([r["sample_s"] for r in rs], "%.1f")))
     if target:
         print("\n## Classifying `%s` with the energy\n" % target)
         print("p(y | x) ∝ exp(−E(x, y)) of the joint model against XGBoost trained on the real training rows, on the same "
