@@ -26,6 +26,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/vectors"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/internal/progress"
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/sampling"
 	"github.com/edlebm/edlebm/training"
@@ -405,6 +406,7 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 	x := tensors.FromFlatDataAndDimensions(start, o.Samples, width)
 	var acceptance float64
 	blocks := (o.Sweeps + block - 1) / block
+	bar := progress.New(fmt.Sprintf("%s: sweeps of %d synthetic rows", cfg.Method, o.Samples), blocks*block)
 	for range blocks {
 		outs, err := exec.Exec(x)
 		if err != nil {
@@ -416,6 +418,7 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 			acceptance += float64(v) / float64(blocks*o.Samples)
 		}
 		outs[1].FinalizeAll()
+		bar.Add(block)
 	}
 	return tensors.MustCopyFlatData[float32](x), acceptance, nil
 }

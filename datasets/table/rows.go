@@ -21,8 +21,8 @@ import (
 // o.SkipRows and o.Missing are used: the kinds and categories are s's.
 func ReadRows(path string, s Schema, o Options) (*Table, error) {
 	o.Missing = cmp.Or(o.Missing, MissingError)
-	if o.Missing != MissingError && o.Missing != MissingDrop {
-		return nil, fmt.Errorf("table: Options.Missing %q: want %q or %q", o.Missing, MissingError, MissingDrop)
+	if err := checkMissing(o.Missing); err != nil {
+		return nil, err
 	}
 	t := &Table{Name: filepath.Base(path), Schema: s, Other: map[string][]string{}}
 	var at []int // each schema column's place in the file

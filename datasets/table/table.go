@@ -126,12 +126,21 @@ func isMissing(field string) bool {
 	return slices.Contains(missingWords, strings.ToLower(strings.TrimSpace(field)))
 }
 
+// checkMissing reports an Options.Missing that is neither MissingError
+// nor MissingDrop.
+func checkMissing(missing string) error {
+	if missing != MissingError && missing != MissingDrop {
+		return fmt.Errorf("table: Options.Missing %q: want %q or %q", missing, MissingError, MissingDrop)
+	}
+	return nil
+}
+
 // Read reads the CSV file at path (.csv or .csv.gz) with a header. Errors
 // name the file, and the line and column where there is one.
 func Read(path string, o Options) (*Table, error) {
 	o.Missing, o.MaxCategories, o.FewValues = cmp.Or(o.Missing, MissingError), cmp.Or(o.MaxCategories, 1000), cmp.Or(o.FewValues, 10)
-	if o.Missing != MissingError && o.Missing != MissingDrop {
-		return nil, fmt.Errorf("table: Options.Missing %q: want %q or %q", o.Missing, MissingError, MissingDrop)
+	if err := checkMissing(o.Missing); err != nil {
+		return nil, err
 	}
 	r := &reader{path: path, o: o}
 	if err := vectors.ReadRecords(path, o.SkipRows, r.add); err != nil {
