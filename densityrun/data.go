@@ -16,6 +16,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 
+	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/datasets/vectors"
 )
 
@@ -313,7 +314,7 @@ func (r dataRecord) checkSetAside() error {
 
 // write records the data in the run folder.
 func (r dataRecord) write(out string) error {
-	return writeJSON(filepath.Join(out, DataFile), r)
+	return atomicfile.WriteJSON(filepath.Join(out, DataFile), r)
 }
 
 // pointBatches serves standardised points [B, d] in batches, shuffled per

@@ -89,6 +89,16 @@ const DefaultBatch = 128
 
 // withDefaults fills in the defaults and checks the options, naming the
 // field at fault.
+// checkMethods reports the first of methods that is not one of allowed.
+func checkMethods(methods, allowed []string) error {
+	for _, m := range methods {
+		if !slices.Contains(allowed, m) {
+			return fmt.Errorf("Options.Methods: %q, want some of %v", m, allowed)
+		}
+	}
+	return nil
+}
+
 func (o Options) withDefaults() (Options, error) {
 	if len(o.Methods) == 0 {
 		o.Methods = density.Methods
@@ -98,10 +108,8 @@ func (o Options) withDefaults() (Options, error) {
 	o.Samples, o.SampleSteps = cmp.Or(o.Samples, 1000), cmp.Or(o.SampleSteps, 500)
 	o.AIS.BaseStd, o.AIS.Seed, o.AISBase = cmp.Or(o.AIS.BaseStd, o.BaseStd), cmp.Or(o.AIS.Seed, o.Seed), cmp.Or(o.AISBase, AISBaseData)
 	o.ConstantColumns = cmp.Or(o.ConstantColumns, ConstantSetAside)
-	for _, m := range o.Methods {
-		if !slices.Contains(density.Methods, m) {
-			return o, fmt.Errorf("Options.Methods: %q, want some of %v", m, density.Methods)
-		}
+	if err := checkMethods(o.Methods, density.Methods); err != nil {
+		return o, err
 	}
 	switch {
 	case o.Out == "":

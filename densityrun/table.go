@@ -3,7 +3,6 @@ package densityrun
 import (
 	"cmp"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -116,10 +115,8 @@ func (o TableOptions) withDefaults() (TableOptions, error) {
 	}
 	o.Steps, o.TestFraction, o.Seed = cmp.Or(o.Steps, 5000), cmp.Or(o.TestFraction, 0.2), cmp.Or(o.Seed, 1)
 	o.CheckpointEvery, o.Samples, o.Sweeps = cmp.Or(o.CheckpointEvery, 500), cmp.Or(o.Samples, 1000), cmp.Or(o.Sweeps, 200)
-	for _, m := range o.Methods {
-		if !slices.Contains(density.MixedMethods, m) {
-			return o, fmt.Errorf("Options.Methods: %q, want some of %v", m, density.MixedMethods)
-		}
+	if err := checkMethods(o.Methods, density.MixedMethods); err != nil {
+		return o, err
 	}
 	switch {
 	case o.Out == "":
@@ -171,7 +168,7 @@ func TrainTable(o TableOptions) ([]TableResults, error) {
 	}
 	defer done()
 	if isNew {
-		if err := writeJSON(filepath.Join(o.Out, TableFile), rec); err != nil {
+		if err := atomicfile.WriteJSON(filepath.Join(o.Out, TableFile), rec); err != nil {
 			return nil, err
 		}
 	}
@@ -284,7 +281,7 @@ func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, tra
 		fmt.Printf("; %s classified with accuracy %.4f (majority %.4f), ECE %.4f", r.Target, r.TargetAccuracy, r.MajorityShare, r.TargetECE)
 	}
 	fmt.Println()
-	return r, writeJSON(filepath.Join(folder.Dir, ResultsFile), r)
+	return r, atomicfile.WriteJSON(filepath.Join(folder.Dir, ResultsFile), r)
 }
 
 // measureTable computes the energies, the target's classification, the
@@ -448,13 +445,4 @@ func writeScores(path string, rec tableRecord, test []float32, energies []float6
 		rows[i] = append([]string{strconv.Itoa(rec.Test[i] + 1)}, rows[i]...)
 	}
 	return writeRanked(path, append([]string{"rank", "row", "energy"}, rec.Schema.Header()...), rows, energies)
-}
-
-// writeJSON writes v as indented JSON at path, atomically.
-func writeJSON(path string, v any) error {
-	return atomicfile.Write(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", " ")
-		return enc.Encode(v)
-	})
 }

@@ -72,17 +72,17 @@ func (o TableScoreOptions) withDefaults() (TableScoreOptions, error) {
 	o.Method, o.Resamples, o.Seed = cmp.Or(o.Method, density.MixedMethods[0]), cmp.Or(o.Resamples, 1000), cmp.Or(o.Seed, 1)
 	switch {
 	case o.Run == "":
-		return o, errors.New("TableScoreOptions.Run: required: a train-table run folder")
+		return o, errors.New("Options.Run: required: a train-table run folder")
 	case o.Data == "":
-		return o, errors.New("TableScoreOptions.Data: required: the CSV file of rows to score")
+		return o, errors.New("Options.Data: required: the CSV file of rows to score")
 	case !slices.Contains(density.MixedMethods, o.Method):
-		return o, fmt.Errorf("TableScoreOptions.Method %q: want one of %v", o.Method, density.MixedMethods)
+		return o, fmt.Errorf("Options.Method %q: want one of %v", o.Method, density.MixedMethods)
 	case o.Label == "" && len(o.Anomalies) > 0:
-		return o, errors.New("TableScoreOptions.Anomalies: given without a Label column to look them up in")
+		return o, errors.New("Options.Anomalies: given without Options.Label, the column to look them up in")
 	case o.Label != "" && len(o.Anomalies) == 0:
-		return o, fmt.Errorf("TableScoreOptions.Anomalies: required with Label %q: the values that mark an anomaly", o.Label)
+		return o, fmt.Errorf("Options.Anomalies: required with Options.Label %q: the values that mark an anomaly", o.Label)
 	case o.Resamples < 1:
-		return o, fmt.Errorf("TableScoreOptions.Resamples %d: want ≥ 1", o.Resamples)
+		return o, fmt.Errorf("Options.Resamples %d: want ≥ 1", o.Resamples)
 	}
 	if o.Out == "" {
 		base := strings.TrimSuffix(filepath.Base(o.Data), ".gz")
@@ -104,11 +104,11 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 	}
 	var rec tableRecord
 	if err := readJSON(filepath.Join(o.Run, TableFile), &rec); err != nil {
-		return TableScoreReport{}, fmt.Errorf("TableScoreOptions.Run: %w (a train-table run folder?)", err)
+		return TableScoreReport{}, fmt.Errorf("Options.Run: %w (a train-table run folder?)", err)
 	}
 	tab, err := table.ReadRows(o.Data, rec.Schema, o.Read)
 	if err != nil {
-		return TableScoreReport{}, fmt.Errorf("TableScoreOptions.Data: %w", err)
+		return TableScoreReport{}, fmt.Errorf("Options.Data: %w", err)
 	}
 	anomalous, err := o.anomalies(tab)
 	if err != nil {
@@ -125,7 +125,7 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 	defer b.Finalize()
 	model, err := density.Load(b, training.Folder{Dir: filepath.Join(o.Run, o.Method)}.Checkpoints())
 	if err != nil {
-		return TableScoreReport{}, fmt.Errorf("TableScoreOptions.Method %s: %w", o.Method, err)
+		return TableScoreReport{}, fmt.Errorf("Options.Method %s: %w", o.Method, err)
 	}
 	energies, err := model.Energies(encoded, rec.Schema.Width())
 	if err != nil {
@@ -146,7 +146,7 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 		r.AUPRCInterval = &interval
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return r, fmt.Errorf("TableScoreOptions.Out: %w", err)
+		return r, fmt.Errorf("Options.Out: %w", err)
 	}
 	header := append([]string{"rank", "line", "energy"}, rec.Schema.Header()...)
 	rows := make([][]string, tab.N)
@@ -162,7 +162,7 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 	if err := writeRanked(filepath.Join(o.Out, ScoresFile), header, rows, energies); err != nil {
 		return r, err
 	}
-	return r, writeJSON(filepath.Join(o.Out, TableScoreReportFile), r)
+	return r, atomicfile.WriteJSON(filepath.Join(o.Out, TableScoreReportFile), r)
 }
 
 // anomalies says which of tab's rows the label column marks as
@@ -173,7 +173,7 @@ func (o TableScoreOptions) anomalies(tab *table.Table) ([]bool, error) {
 	}
 	values, ok := tab.Other[o.Label]
 	if !ok {
-		return nil, fmt.Errorf("TableScoreOptions.Label %q: not a column of %s apart from the model's (%v)", o.Label, o.Data, slices.Sorted(maps.Keys(tab.Other)))
+		return nil, fmt.Errorf("Options.Label %q: not a column of %s apart from the model's (%v)", o.Label, o.Data, slices.Sorted(maps.Keys(tab.Other)))
 	}
 	out := make([]bool, len(values))
 	n := 0
@@ -182,7 +182,7 @@ func (o TableScoreOptions) anomalies(tab *table.Table) ([]bool, error) {
 		n += btoi(out[i])
 	}
 	if n == 0 || n == len(out) {
-		return nil, fmt.Errorf("TableScoreOptions.Anomalies %q: %d of the %d rows of %s have such a %s: an AUPRC needs anomalies and normal rows", o.Anomalies, n, len(out), o.Data, o.Label)
+		return nil, fmt.Errorf("Options.Anomalies %q: %d of the %d rows of %s have such a %s: an AUPRC needs anomalies and normal rows", o.Anomalies, n, len(out), o.Data, o.Label)
 	}
 	return out, nil
 }
