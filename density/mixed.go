@@ -2,6 +2,7 @@ package density
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,9 +26,15 @@ type MixedSettings struct {
 	// Columns are the categorical columns, in the order their one-hot
 	// blocks follow the numbers.
 	Columns MixedColumns
-	// T is the heat equation's time of every categorical column (method
-	// "med"; the numbers' Gaussian variance is Config.ED.T).
+	// T is the heat equation's time of the categorical columns (method
+	// "med"; the numbers' Gaussian variance is Config.ED.T), scaled for
+	// each column as TimeScale says.
 	T float64
+	// TimeScale is one of MixedTimeScales: "none", every column at time
+	// T; "k2", as the authors' code, ordinal and cyclical columns at
+	// T·K² (a walk on a path or ring of K categories needs time of order
+	// K² to spread over it), uniform ones at T.
+	TimeScale string
 	// Sweeps, MALASteps and StepSize make method "mcd"'s negatives:
 	// Sweeps sweeps of sampling.MixedSweeps from the data, each MALASteps
 	// MALA steps of StepSize on the numbers.
@@ -37,7 +44,18 @@ type MixedSettings struct {
 
 // DefaultMixed are MixedSettings' defaults (no columns: set them from the
 // table's schema).
-var DefaultMixed = MixedSettings{T: 0.1, Sweeps: 1, MALASteps: 5, StepSize: 0.1}
+var DefaultMixed = MixedSettings{T: 0.1, TimeScale: "none", Sweeps: 1, MALASteps: 5, StepSize: 0.1}
+
+// MixedTimeScales lists MixedSettings.TimeScale's values.
+var MixedTimeScales = []string{"none", "k2"}
+
+// time is the heat equation's time of column c.
+func (s MixedSettings) time(c MixedColumn) float64 {
+	if s.TimeScale == "k2" && c.Structure != losses.Uniform {
+		return s.T * float64(c.Categories*c.Categories)
+	}
+	return s.T
+}
 
 // MixedColumn is one categorical column: its categories and the graph of
 // its perturbation.
@@ -94,6 +112,9 @@ func (s MixedSettings) validate(method string, ed losses.EDConfig) error {
 		return fmt.Errorf("method %s: no categorical columns: want the table's (Config.Mixed.Columns)", method)
 	}
 	if method == "med" {
+		if !slices.Contains(MixedTimeScales, s.TimeScale) {
+			return fmt.Errorf("mixed energy discrepancy: time scale %q (toy_mixed_t_scale), want one of %v", s.TimeScale, MixedTimeScales)
+		}
 		return s.lossConfig(1, ed).Validate() // one number stands for any: the columns and M, w are checked
 	}
 	for i, c := range s.Columns {
@@ -112,7 +133,7 @@ func (s MixedSettings) validate(method string, ed losses.EDConfig) error {
 func (s MixedSettings) lossConfig(numeric int, ed losses.EDConfig) losses.MixedEDConfig {
 	cfg := losses.MixedEDConfig{Numeric: numeric, T: ed.T, M: ed.M, W: ed.W, DropLogM: ed.DropLogM}
 	for _, c := range s.Columns {
-		cfg.Columns = append(cfg.Columns, losses.CategoricalColumn{Categories: c.Categories, Graph: c.Structure, T: s.T})
+		cfg.Columns = append(cfg.Columns, losses.CategoricalColumn{Categories: c.Categories, Graph: c.Structure, T: s.time(c)})
 	}
 	return cfg
 }

@@ -3,6 +3,7 @@ package density
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -126,7 +127,7 @@ func TestLoadReadsTheMixedSettings(t *testing.T) {
 	cfg := DefaultConfig("med")
 	cfg.MLP.Hidden = []int{8}
 	cfg.Mixed.Columns = MixedColumns{{Categories: 3, Structure: losses.Ordinal}, {Categories: 4, Structure: losses.Cyclical}}
-	cfg.Mixed.T = 0.25
+	cfg.Mixed.T, cfg.Mixed.TimeScale = 0.25, "k2"
 	m, err := New(testBackend(), cfg, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -139,11 +140,42 @@ func TestLoadReadsTheMixedSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := loaded.cfg.Mixed; len(got.Columns) != 2 || got.Columns[1] != cfg.Mixed.Columns[1] || got.T != 0.25 || loaded.cfg.Method != "med" {
+	if got := loaded.cfg.Mixed; len(got.Columns) != 2 || got.Columns[1] != cfg.Mixed.Columns[1] || got.T != 0.25 || got.TimeScale != "k2" || loaded.cfg.Method != "med" {
 		t.Errorf("loaded %+v, saved %+v", got, cfg.Mixed)
 	}
 	row := []float32{0.3, 0, 1, 0, 0, 0, 0, 1}
 	if _, err := loaded.TrainStep(tensors.FromFlatDataAndDimensions(append(row, row...), 2, 8)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMixedTimeScale: each column's heat-equation time under each
+// TimeScale — "k2" as the authors' compute_transition_matrix, t·K² for
+// ordinal and cyclical columns — and an unknown scale refused by name.
+func TestMixedTimeScale(t *testing.T) {
+	columns := MixedColumns{{5, losses.Uniform}, {4, losses.Ordinal}, {6, losses.Cyclical}}
+	for _, tc := range []struct {
+		scale string
+		want  []float64
+	}{
+		{"none", []float64{0.01, 0.01, 0.01}},
+		{"k2", []float64{0.01, 0.16, 0.36}},
+	} {
+		cfg := DefaultConfig("med")
+		cfg.Mixed.Columns, cfg.Mixed.T = columns, 0.01
+		cfg, err := cfg.WithSettings("toy_mixed_t_scale=" + tc.scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, col := range cfg.Mixed.lossConfig(2, cfg.ED).Columns {
+			if math.Abs(col.T-tc.want[i]) > 1e-12 {
+				t.Errorf("%s: column %d (%d, %s) at time %v, want %v", tc.scale, i+1, col.Categories, col.Graph, col.T, tc.want[i])
+			}
+		}
+	}
+	cfg := DefaultConfig("med")
+	cfg.Mixed.Columns = columns
+	if _, err := cfg.WithSettings("toy_mixed_t_scale=k"); err == nil || !strings.Contains(err.Error(), `"k" (toy_mixed_t_scale)`) {
+		t.Errorf("time scale k: error %v, want one naming it", err)
 	}
 }

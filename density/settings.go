@@ -46,6 +46,7 @@ func (c *Config) params() []settings.Param {
 		// Checkpoints before the mixed methods have none of these.
 		{Key: "mixed_columns", Ptr: &c.Mixed.Columns, Optional: true},
 		{Key: "mixed_t", Ptr: &c.Mixed.T, Optional: true, Absent: DefaultMixed.T},
+		{Key: "mixed_t_scale", Ptr: &c.Mixed.TimeScale, Optional: true, Absent: DefaultMixed.TimeScale},
 		{Key: "mixed_sweeps", Ptr: &c.Mixed.Sweeps, Optional: true, Absent: DefaultMixed.Sweeps},
 		{Key: "mixed_mala_steps", Ptr: &c.Mixed.MALASteps, Optional: true, Absent: DefaultMixed.MALASteps},
 		{Key: "mixed_step_size", Ptr: &c.Mixed.StepSize, Optional: true, Absent: DefaultMixed.StepSize},

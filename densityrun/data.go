@@ -96,6 +96,28 @@ type runData struct {
 	testPoints  []float32
 }
 
+// resumedFile is the data file of a resumed run that trained on
+// recorded: recorded itself when given (Options.Data) is empty or names
+// the same file, relative or not; given when recorded is gone (the data
+// moved: the rows are then checked against the run's record); an error
+// naming both otherwise.
+func resumedFile(given, recorded, out string) (string, error) {
+	if given == "" {
+		return recorded, nil
+	}
+	abs, err := filepath.Abs(given)
+	if err != nil {
+		return "", fmt.Errorf("Options.Data %s: %w", given, err)
+	}
+	if abs == recorded {
+		return recorded, nil
+	}
+	if _, err := os.Stat(recorded); errors.Is(err, fs.ErrNotExist) {
+		return abs, nil
+	}
+	return "", fmt.Errorf("Options.Data %s: the run in %s trained on %s", given, out, recorded)
+}
+
 // openData reads the file and its split: the one recorded in the run
 // folder, or a new one (isNew), to record once the folder is claimed.
 func openData(o Options) (d *runData, isNew bool, err error) {
@@ -107,8 +129,8 @@ func openData(o Options) (d *runData, isNew bool, err error) {
 		if err := json.Unmarshal(raw, &rec); err != nil || rec.Version != 1 {
 			return nil, false, fmt.Errorf("%s: a damaged data record (%v); move the run away to start afresh", recordPath, err)
 		}
-		if o.Data != "" && o.Data != rec.File {
-			return nil, false, fmt.Errorf("Options.Data %s: the run in %s trained on %s", o.Data, o.Out, rec.File)
+		if rec.File, err = resumedFile(o.Data, rec.File, o.Out); err != nil {
+			return nil, false, err
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		if o.Data == "" {

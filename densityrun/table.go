@@ -193,8 +193,8 @@ func openTable(o TableOptions) (rec tableRecord, tab *table.Table, isNew bool, e
 		if rec.Version != 1 {
 			return rec, nil, false, fmt.Errorf("%s: version %d, want 1", path, rec.Version)
 		}
-		if o.Data != "" && o.Data != rec.File {
-			return rec, nil, false, fmt.Errorf("Options.Data %s: the run in %s trained on %s", o.Data, o.Out, rec.File)
+		if rec.File, err = resumedFile(o.Data, rec.File, o.Out); err != nil {
+			return rec, nil, false, err
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		if o.Data == "" {
