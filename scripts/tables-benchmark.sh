@@ -10,7 +10,7 @@
 # runs in a virtual environment of its own (VENV), pinned below. Writes
 # docs/results/tables/benchmark-NAME.md; run folders under RUNS/NAME.
 #
-#   scripts/tables-benchmark.sh NAME [SEED...]      NAME: penguins, churn
+#   scripts/tables-benchmark.sh NAME [SEED...]      NAME: penguins, churn, adult, bank, beijing
 #   scripts/tables-benchmark.sh PATH [SEED...]      the authors' data folder (info.json, train.csv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +37,8 @@ label=$(basename "$out")
 mkdir -p "$runs/bin"
 go build -o "$runs/bin/" ./cmd/train-table ./cmd/score-table
 spec() { "$venv/bin/python" -c "import json,sys; s=json.load(open('$out/spec.json')); $1"; }
-target=$(spec 'print(s.get("target") or "")')
+# train-table classifies a categorical target with the energy; a regression target is a column like the others
+target=$(spec 'print(s.get("target") or "" if s.get("task") != "regression" else "")')
 mapfile -t columns < <(spec 'print("\n".join(s["columns"]))')
 mapfile -t uniform < <(spec 'print("\n".join(c.split(":")[0] for c in s["columns"]))')
 anomaly=$(spec 'print(",".join(s["anomaly"]) if s.get("anomaly") else "")')
