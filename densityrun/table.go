@@ -378,7 +378,8 @@ func blockOf(s table.Schema, name string) (at, k int) {
 
 // sampleRows draws o.Samples synthetic rows: chains started at training
 // rows drawn with replacement, o.Sweeps sweeps of sampling.MixedSweeps
-// (5 MALA steps of cfg.Mixed.StepSize each) in compiled blocks of 10.
+// (5 MALA steps of cfg.Mixed.StepSize each) in compiled blocks of 10; a
+// stop (o.Stop) between blocks ends it with training.ErrStopped.
 func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train []float32, o TableOptions) ([]float32, float64, error) {
 	width := rec.Schema.Width()
 	layout := sampling.MixedLayout{Numeric: width, Categories: mixedColumns(rec.Schema).Categories()}
@@ -405,6 +406,11 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 	blocks := (o.Sweeps + block - 1) / block
 	bar := progress.New(fmt.Sprintf("%s: sweeps of %d synthetic rows", cfg.Method, o.Samples), blocks*block)
 	for range blocks {
+		select { // the rows can take minutes: a stop ends them (a rerun samples anew)
+		case <-o.Stop:
+			return nil, 0, fmt.Errorf("%s: sampling rows: %w", cfg.Method, training.ErrStopped)
+		default:
+		}
 		outs, err := exec.Exec(x)
 		if err != nil {
 			return nil, 0, err

@@ -135,6 +135,12 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 			t.Errorf("scores rank %d energy %v above rank %d's %v", i, cur, i-1, prev)
 		}
 	}
+
+	// The finished run measured again: a stop ends its sampling.
+	stop <- os.Interrupt
+	if _, err := TrainTable(stopped); !errors.Is(err, training.ErrStopped) || !strings.Contains(err.Error(), "sampling rows") {
+		t.Errorf("a stop while the rows are sampled: %v, want ErrStopped from the sampling", err)
+	}
 }
 
 // TestTrainTableRefusesBadOptions: bad options and tables are refused
