@@ -52,13 +52,9 @@ func (m *Model) Restore(dir string) error {
 // read from the checkpoint (Restore needs them given): for using a trained
 // model, or resuming it, without the flags it was trained with.
 func Load(backend backends.Backend, dir string) (*Model, error) {
-	saved := context.New()
-	if err := checkpoint.Load(saved, dir); err != nil {
-		return nil, fmt.Errorf("density: %w", err)
-	}
-	var cfg Config
-	if err := settings.Get(saved, cfg.params()); err != nil {
-		return nil, fmt.Errorf("density: the checkpoint in %s has no model settings (%w); it predates them or is not a density model's", dir, err)
+	cfg, err := SavedConfig(dir)
+	if err != nil {
+		return nil, err
 	}
 	m, err := New(backend, cfg, 1)
 	if err != nil {
@@ -68,4 +64,17 @@ func Load(backend backends.Backend, dir string) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// SavedConfig reads the settings of the newest checkpoint in dir.
+func SavedConfig(dir string) (Config, error) {
+	saved := context.New()
+	if err := checkpoint.Load(saved, dir); err != nil {
+		return Config{}, fmt.Errorf("density: %w", err)
+	}
+	var cfg Config
+	if err := settings.Get(saved, cfg.params()); err != nil {
+		return Config{}, fmt.Errorf("density: the checkpoint in %s has no model settings (%w); it predates them or is not a density model's", dir, err)
+	}
+	return cfg, nil
 }

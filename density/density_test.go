@@ -5,6 +5,7 @@ import (
 	"flag"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -473,5 +474,45 @@ func TestMethodConfigs(t *testing.T) {
 		if _, err := MethodConfigs(tc.list, Methods, tc.set, tc.edit); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("MethodConfigs(%q, set %q): error %v, want one containing %q", tc.list, tc.set, err, tc.want)
 		}
+	}
+}
+
+// TestResumedConfigs: a method whose folder holds a checkpoint starts from
+// the checkpoint's settings, not today's defaults; -set still applies on
+// top, and Restore then refuses a value that contradicts the checkpoint;
+// a method without one starts from the defaults.
+func TestResumedConfigs(t *testing.T) {
+	saved := DefaultConfig("ed")
+	saved.ED.T, saved.MLP.Hidden = 0.37, []int{8}
+	m, err := New(testBackend(), saved, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := m.Save(filepath.Join(dir, "ed")); err != nil {
+		t.Fatal(err)
+	}
+	in := func(method string) string { return filepath.Join(dir, method) }
+	got, err := ResumedConfigs([]string{"ed", "cd"}, "", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := got[0].Changes(saved); len(diff) > 0 || got[1].Changes(DefaultConfig("cd")) != nil {
+		t.Errorf("ed differs from its checkpoint in %v; cd from the defaults in %v", diff, got[1].Changes(DefaultConfig("cd")))
+	}
+	resumed, err := New(testBackend(), got[0], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := resumed.Restore(filepath.Join(dir, "ed")); err != nil {
+		t.Errorf("resuming with the checkpoint's own settings: %v", err)
+	}
+	got, err = ResumedConfigs([]string{"ed"}, "toy_ed_t=0.5", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contradicting, _ := New(testBackend(), got[0], 1)
+	if err := contradicting.Restore(filepath.Join(dir, "ed")); err == nil || !strings.Contains(err.Error(), "toy_ed_t=0.5") {
+		t.Errorf("resuming with -set toy_ed_t=0.5 over a checkpoint of 0.37: %v, want a refusal naming it", err)
 	}
 }

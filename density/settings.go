@@ -1,13 +1,16 @@
 package density
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
+	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/nets"
 
 	"github.com/edlebm/edlebm/internal/settings"
@@ -132,9 +135,29 @@ func MethodConfigs(list string, allowed []string, set string, edits ...func(*Con
 // then the GoMLX settings text set (WithSettings; a command's -set), which
 // may not change the method.
 func Configs(methods []string, set string, edits ...func(*Config) error) ([]Config, error) {
+	return ResumedConfigs(methods, set, nil, edits...)
+}
+
+// ResumedConfigs is Configs for methods that may resume: a method whose
+// checkpoints(method) folder holds a checkpoint starts from the
+// checkpoint's settings instead of DefaultConfig, so that a run resumes
+// with the settings it started with though a default has changed since;
+// edits and set apply on top, and Model.Restore refuses those that
+// contradict the checkpoint. A nil checkpoints is Configs.
+func ResumedConfigs(methods []string, set string, checkpoints func(method string) string, edits ...func(*Config) error) ([]Config, error) {
 	var out []Config
 	for _, method := range methods {
 		cfg := DefaultConfig(method)
+		if checkpoints != nil {
+			dir := checkpoints(method)
+			if _, err := checkpoint.Latest(dir); err == nil {
+				if cfg, err = SavedConfig(dir); err != nil {
+					return nil, fmt.Errorf("method %s: %w", method, err)
+				}
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("method %s: %w", method, err)
+			}
+		}
 		for _, edit := range edits {
 			if edit == nil {
 				continue

@@ -165,7 +165,7 @@ type binaryResult struct {
 // trainBinary trains (or resumes) one method's model to o.Steps, then
 // evaluates it and draws its samples.
 func trainBinary(b backends.Backend, d binaryData, cfg density.Config, o BinaryOptions) (binaryResult, error) {
-	folder := training.Folder{Dir: filepath.Join(o.Out, cfg.Method)}
+	folder := methodFolder(o.Out, cfg.Method)
 	model, err := openBinaryModel(b, d, cfg, o, folder)
 	if err != nil {
 		return binaryResult{}, err

@@ -97,7 +97,7 @@ func Ising(o IsingOptions) error {
 // trainIsing trains (or resumes) one method's model and returns the
 // records that hold an RMSE and the learned couplings.
 func trainIsing(b backends.Backend, truth *ising.Model, bits []float32, cfg discrete.IsingConfig, o IsingOptions) ([]isingRecord, []float64, error) {
-	folder := training.Folder{Dir: filepath.Join(o.Out, cfg.Method)}
+	folder := methodFolder(o.Out, cfg.Method)
 	if err := os.MkdirAll(folder.Dir, 0o755); err != nil {
 		return nil, nil, err
 	}

@@ -141,9 +141,20 @@ func fitBatch(batch, rows int) (int, string, error) {
 	return batch, "", nil
 }
 
-// configs returns each method's validated configuration.
+// configs returns each method's validated configuration, a resumed
+// method's from its checkpoint's settings.
 func (o Options) configs() ([]density.Config, error) {
-	return density.Configs(o.Methods, o.Set, o.Model)
+	return density.ResumedConfigs(o.Methods, o.Set, checkpointsIn(o.Out), o.Model)
+}
+
+// methodFolder is a method's folder in the run folder out.
+func methodFolder(out, method string) training.Folder {
+	return training.Folder{Dir: filepath.Join(out, method)}
+}
+
+// checkpointsIn names each method's checkpoint folder in the run folder out.
+func checkpointsIn(out string) func(method string) string {
+	return func(method string) string { return methodFolder(out, method).Checkpoints() }
 }
 
 // Train trains and measures every method of o in the run folder o.Out,
@@ -199,7 +210,7 @@ func Train(o Options) ([]Results, error) {
 // runMethod trains one method (resuming its checkpoint), then measures it
 // and draws its pictures.
 func runMethod(b backends.Backend, cfg density.Config, data *runData, o Options) (Results, error) {
-	folder := training.Folder{Dir: filepath.Join(o.Out, cfg.Method)}
+	folder := methodFolder(o.Out, cfg.Method)
 	if err := os.MkdirAll(folder.Dir, 0o755); err != nil {
 		return Results{}, err
 	}

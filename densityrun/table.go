@@ -145,7 +145,7 @@ func TrainTable(o TableOptions) ([]TableResults, error) {
 		return nil, fmt.Errorf("Options.Target %q: want a categorical column of %v", o.Target, rec.Schema.Header())
 	}
 	columns := mixedColumns(rec.Schema)
-	configs, err := density.Configs(o.Methods, o.Set, func(c *density.Config) error { c.Mixed.Columns = columns; return nil }, o.Model)
+	configs, err := density.ResumedConfigs(o.Methods, o.Set, checkpointsIn(o.Out), func(c *density.Config) error { c.Mixed.Columns = columns; return nil }, o.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func rowsOf(encoded []float32, width int, indices []int) []float32 {
 // runTableMethod trains one method (resuming its checkpoint), then
 // measures it and writes its rows.
 func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, train, test []float32, o TableOptions) (TableResults, error) {
-	folder := training.Folder{Dir: filepath.Join(o.Out, cfg.Method)}
+	folder := methodFolder(o.Out, cfg.Method)
 	if err := os.MkdirAll(folder.Dir, 0o755); err != nil {
 		return TableResults{}, err
 	}
