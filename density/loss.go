@@ -35,7 +35,7 @@ func Loss(ctx *context.Context, x *Node, cfg Config) *Node {
 	panic(fmt.Errorf("density: method %q: want one of %v", cfg.Method, Methods))
 }
 
-// chainsScope holds the persistent Gibbs chains of method "bcd".
+// chainsScope holds the persistent chains of methods "bcd" and "mcd".
 const chainsScope = "/chains"
 
 // persistentChains advances the persistent chains of contrastive

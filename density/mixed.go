@@ -6,8 +6,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/sampling"
@@ -36,15 +40,24 @@ type MixedSettings struct {
 	// K² to spread over it), uniform ones at T.
 	TimeScale string
 	// Sweeps, MALASteps and StepSize make method "mcd"'s negatives:
-	// Sweeps sweeps of sampling.MixedSweeps from the data, each MALASteps
-	// MALA steps of StepSize on the numbers.
+	// Sweeps sweeps of sampling.MixedSweeps, each MALASteps MALA steps of
+	// StepSize on the numbers, from where Chains says.
 	Sweeps, MALASteps int
 	StepSize          float64
+	// Chains is one of MixedChains: "data", the sweeps start at the batch
+	// (short-run contrastive divergence); "persistent", as the authors'
+	// baseline, they continue chains kept in the model (one per row of
+	// the batch, in checkpoints too), started from noise: standard normal
+	// numbers and uniform categories.
+	Chains string
 }
 
 // DefaultMixed are MixedSettings' defaults (no columns: set them from the
 // table's schema).
-var DefaultMixed = MixedSettings{T: 0.1, TimeScale: "none", Sweeps: 1, MALASteps: 5, StepSize: 0.1}
+var DefaultMixed = MixedSettings{T: 0.1, TimeScale: "none", Sweeps: 1, MALASteps: 5, StepSize: 0.1, Chains: "data"}
+
+// MixedChains lists MixedSettings.Chains' values.
+var MixedChains = []string{"data", "persistent"}
 
 // MixedTimeScales lists MixedSettings.TimeScale's values.
 var MixedTimeScales = []string{"none", "k2"}
@@ -122,6 +135,9 @@ func (s MixedSettings) validate(method string, ed losses.EDConfig) error {
 			return fmt.Errorf("categorical column %d: %d categories, want ≥ 2", i+1, c.Categories)
 		}
 	}
+	if !slices.Contains(MixedChains, s.Chains) {
+		return fmt.Errorf("mixed contrastive divergence: chains %q (toy_mixed_chains), want one of %v", s.Chains, MixedChains)
+	}
 	if s.Sweeps < 1 || s.MALASteps < 0 || !(s.StepSize > 0) {
 		return fmt.Errorf("mixed contrastive divergence: %d sweeps, %d MALA steps of %v: want ≥ 1 sweep, ≥ 0 steps, a step > 0", s.Sweeps, s.MALASteps, s.StepSize)
 	}
@@ -152,6 +168,31 @@ func mixedLoss(ctx *context.Context, energy losses.EnergyFn, x *Node, cfg Config
 	}
 	layout := sampling.MixedLayout{Numeric: numeric, Categories: cfg.Mixed.Columns.Categories()}
 	step := Scalar(x.Graph(), x.DType(), cfg.Mixed.StepSize)
-	negatives, _ := sampling.MixedSweeps(ctx, energy, x, layout, step, cfg.Mixed.Sweeps, cfg.Mixed.MALASteps)
+	start, chains := x, (*context.Variable)(nil)
+	if cfg.Mixed.Chains == "persistent" {
+		chains = ctx.InAbsPath(chainsScope).Checked(false).VariableWithValue("mixed_chains", tensors.FromShape(x.Shape())).SetTrainable(false)
+		first := Equal(optimizers.GetGlobalStepVar(ctx).ValueGraph(x.Graph()), ScalarZero(x.Graph(), dtypes.Int64))
+		start = Where(first, mixedNoise(ctx, x, layout), chains.ValueGraph(x.Graph()))
+	}
+	negatives, _ := sampling.MixedSweeps(ctx, energy, start, layout, step, cfg.Mixed.Sweeps, cfg.Mixed.MALASteps)
+	if chains != nil {
+		chains.SetValueGraph(negatives)
+	}
 	return losses.ContrastiveDivergenceWithNegatives(energy, x, negatives, cfg.CD.Reg)
+}
+
+// mixedNoise returns rows shaped as x [B, Width] of standard normal
+// numbers and uniformly drawn categories, one-hot.
+func mixedNoise(ctx *context.Context, x *Node, layout sampling.MixedLayout) *Node {
+	b := x.Shape().Dimensions[0]
+	var parts []*Node
+	if layout.Numeric > 0 {
+		parts = append(parts, ctx.RandomNormal(x.Graph(), shapes.Make(x.DType(), b, layout.Numeric)))
+	}
+	for _, k := range layout.Categories {
+		u := ctx.RandomUniform(x.Graph(), shapes.Make(x.DType(), b))
+		index := MinScalar(ConvertDType(Floor(MulScalar(u, float64(k))), dtypes.Int32), float64(k-1))
+		parts = append(parts, OneHot(index, k, x.DType()))
+	}
+	return Concatenate(parts, 1)
 }

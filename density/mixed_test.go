@@ -3,6 +3,7 @@ package density
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,7 +14,8 @@ import (
 	"github.com/edlebm/edlebm/nets"
 )
 
-// TestMixedMethodsClassifyAsBayes trains both mixed methods on rows of one
+// TestMixedMethodsClassifyAsBayes trains both mixed methods (mcd with its
+// chains from the data and persistent ones) on rows of one
 // number and one categorical column of three categories — c with
 // probabilities 0.6, 0.3, 0.1, then x | c ~ N(μ_c, 0.5²) — and reads the
 // energy's classification p(c | x) ∝ exp(−E(x, c)) at held-out numbers:
@@ -59,9 +61,11 @@ func TestMixedMethodsClassifyAsBayes(t *testing.T) {
 		}
 	}
 	_, bayesAccuracy, _ := eval.ExpectedCalibrationError(bayes, 3, labels, 10)
-	for _, method := range MixedMethods {
-		t.Run(method, func(t *testing.T) {
+	for _, variant := range []struct{ method, chains string }{{"med", "data"}, {"mcd", "data"}, {"mcd", "persistent"}} {
+		method := variant.method
+		t.Run(method+"-"+variant.chains, func(t *testing.T) {
 			cfg := DefaultConfig(method)
+			cfg.Mixed.Chains = variant.chains
 			cfg.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
 			cfg.LearningRate, cfg.EMADecay = 1e-2, 0.9
 			cfg.ED = losses.EDConfig{T: 0.05, M: 16, W: 1}
@@ -177,5 +181,48 @@ func TestMixedTimeScale(t *testing.T) {
 	cfg.Mixed.Columns = columns
 	if _, err := cfg.WithSettings("toy_mixed_t_scale=k"); err == nil || !strings.Contains(err.Error(), `"k" (toy_mixed_t_scale)`) {
 		t.Errorf("time scale k: error %v, want one naming it", err)
+	}
+}
+
+// TestPersistentMixedChains: method mcd's persistent chains start from
+// noise and continue from step to step. With no MALA steps the numbers
+// never move after their start: after step 2 they are step 1's (a chain
+// started anew would draw new ones, one from the data would hold the
+// batch's 5), while the categories stay one-hot.
+func TestPersistentMixedChains(t *testing.T) {
+	cfg := DefaultConfig("mcd")
+	cfg.MLP.Hidden = []int{8}
+	cfg.Mixed.Columns = MixedColumns{{Categories: 3, Structure: losses.Uniform}}
+	cfg.Mixed.Chains, cfg.Mixed.Sweeps, cfg.Mixed.MALASteps = "persistent", 1, 0
+	m, err := New(testBackend(), cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := slices.Repeat([]float32{5, 1, 0, 0}, 8)
+	chains := func() []float32 {
+		if _, err := m.TrainStep(tensors.FromFlatDataAndDimensions(batch, 8, 4)); err != nil {
+			t.Fatal(err)
+		}
+		return tensors.MustCopyFlatData[float32](m.Context().InspectVariable(chainsScope, "mixed_chains").MustValue())
+	}
+	first, second := chains(), chains()
+	numbers := map[float32]bool{}
+	for i := range 8 {
+		numbers[first[4*i]] = true
+		a, b := first[4*i:4*i+4], second[4*i:4*i+4]
+		if a[0] != b[0] || math.Abs(float64(a[0])) > 5 || a[0] == 5 {
+			t.Errorf("chain %d: number %v after step 1, %v after step 2: want the same draw of N(0, 1)", i, a[0], b[0])
+		}
+		for _, row := range [][]float32{a, b} {
+			if row[1]+row[2]+row[3] != 1 || row[1]*row[2]+row[2]*row[3]+row[1]*row[3] != 0 {
+				t.Errorf("chain %d: categories %v, want one-hot", i, row[1:])
+			}
+		}
+	}
+	if len(numbers) != 8 {
+		t.Errorf("the 8 chains' numbers %v: want 8 draws of N(0, 1)", numbers)
+	}
+	if _, err := cfg.WithSettings("toy_mixed_chains=buffer"); err == nil || !strings.Contains(err.Error(), `"buffer" (toy_mixed_chains)`) {
+		t.Errorf("chains buffer: error %v, want one naming it", err)
 	}
 }

@@ -53,6 +53,7 @@ func (c *Config) params() []settings.Param {
 		{Key: "mixed_sweeps", Ptr: &c.Mixed.Sweeps, Optional: true, Absent: DefaultMixed.Sweeps},
 		{Key: "mixed_mala_steps", Ptr: &c.Mixed.MALASteps, Optional: true, Absent: DefaultMixed.MALASteps},
 		{Key: "mixed_step_size", Ptr: &c.Mixed.StepSize, Optional: true, Absent: DefaultMixed.StepSize},
+		{Key: "mixed_chains", Ptr: &c.Mixed.Chains, Optional: true, Absent: "data"},
 	}
 	for i := range list {
 		list[i].Key = ParamPrefix + list[i].Key
