@@ -55,16 +55,21 @@ type Config struct {
 // experiments: each bit flipped with probability 0.1, 32 negatives, w = 1.
 var DefaultBED = losses.BernoulliEDConfig{Epsilon: 0.1, M: 32, W: 1}
 
-// DefaultConfig is the paper's setting for the 2-D experiments.
+// DefaultConfig is the paper's setting for the 2-D experiments; method
+// "med" perturbs its numbers as DefaultMixedED.
 func DefaultConfig(method string) Config {
 	var dsmVariance float64
 	if method == "dsm" {
 		dsmVariance = losses.DefaultToyED.T
 	}
+	ed := losses.DefaultToyED
+	if method == "med" {
+		ed = DefaultMixedED
+	}
 	return Config{
 		DSMVariance:  dsmVariance,
 		Method:       method,
-		ED:           losses.DefaultToyED,
+		ED:           ed,
 		CD:           losses.DefaultToyCD,
 		BED:          DefaultBED,
 		CDSampler:    "gibbs",
