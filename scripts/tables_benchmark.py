@@ -362,6 +362,29 @@ def anomalies(out, seed, spec, kind, data, IsolationForest, average_precision_sc
     return res
 
 
+def score_samples(out, run, *methods):
+    """One line of JSON for each method's samples.csv in a train-table run
+    folder of the prepared table out: SDMetrics quality, the train-on-
+    synthetic measure, and the energy's accuracy and calibration from its
+    results.json (for a settings sweep outside the benchmark)."""
+    spec, df = load(out)
+    rec = json.load(open(os.path.join(run, "table.json")))
+    kind = kinds(rec["schema"])
+    data = typed(df, kind)
+    train, test = data.iloc[rec["train_rows"]].reset_index(drop=True), data.iloc[rec["test_rows"]].reset_index(drop=True)
+    target, regression = spec.get("target"), spec.get("task") == "regression"
+    for m in methods:
+        rows = typed(pd.read_csv(os.path.join(run, m, "samples.csv"), keep_default_na=False, dtype=str), kind)
+        r = dict(run=run, method=m, **quality(train, rows, kind))
+        if regression:
+            r["tstr_rmse"] = tstr_rmse(rows, test, kind, target, 1)["rmse"]
+        elif target:
+            r["tstr_auc"] = tstr_auc(rows, test, kind, target, 1)["auc"]
+        res = json.load(open(os.path.join(run, m, "results.json")))
+        r["energy_accuracy"], r["energy_ece"] = res.get("target_accuracy"), res.get("target_ece")
+        print(json.dumps(r), flush=True)
+
+
 def cpu():
     for line in open("/proc/cpuinfo"):
         if line.startswith("model name"):
@@ -435,4 +458,4 @@ def report(out, name):
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"prepare": prepare, "prepare-authors": prepare_authors, "anomaly-split": anomaly_split,
-     "evaluate": lambda out, seed: evaluate(out, int(seed)), "report": report}[cmd](*args)
+     "evaluate": lambda out, seed: evaluate(out, int(seed)), "report": report, "score-samples": score_samples}[cmd](*args)
