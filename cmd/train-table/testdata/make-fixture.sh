@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp "$here/mixed.csv" "$tmp/"
-flags=(-backend go -data "$tmp/mixed.csv" -column size=categorical:ordinal:small,medium,large -methods med
+flags=(-backend go -data "$tmp/mixed.csv" -column "size=categorical:ordinal:small,medium,large" -methods med
   -set toy_mlp_hidden=8 -batch 16 -checkpoint-every 2 -samples 5 -sweeps 2)
 "$bin" "${flags[@]}" -steps 4 -out "$tmp/stopped" >/dev/null 2>&1
 "$bin" "${flags[@]}" -steps 8 -out "$tmp/uninterrupted" >/dev/null 2>&1
