@@ -12,15 +12,20 @@ import (
 
 // TestLifecycle holds density models of points (ED, and CD, whose Langevin
 // chains draw from the random stream), of binary data (Bernoulli ED) and
-// of mixed rows (both mixed methods) to the project's shared
+// of mixed rows (both mixed methods, mcd's chains from the data and
+// persistent) to the project's shared
 // save-and-resume check.
 func TestLifecycle(t *testing.T) {
 	for _, tc := range []struct {
 		method string
 		dim    int
-	}{{"ed", 2}, {"cd", 2}, {"bed", 6}, {"med", 4}, {"mcd", 4}} {
-		t.Run(tc.method, func(t *testing.T) {
+		chains string // of mcd
+	}{{"ed", 2, ""}, {"cd", 2, ""}, {"bed", 6, ""}, {"med", 4, ""}, {"mcd", 4, "data"}, {"mcd", 4, "persistent"}} {
+		t.Run(tc.method+tc.chains, func(t *testing.T) {
 			cfg := DefaultConfig(tc.method)
+			if tc.chains != "" {
+				cfg.Mixed.Chains = tc.chains
+			}
 			cfg.MLP.Hidden = []int{8, 8}
 			cfg.Mixed.Columns = MixedColumns{{Categories: 3, Structure: losses.Ordinal}} // rows of a number and 3 categories
 			rng := rand.New(rand.NewPCG(4, 5))
