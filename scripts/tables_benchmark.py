@@ -272,6 +272,26 @@ def quality(real, synthetic, kind):
     return dict(quality=float(r.get_score()), column_shapes=float(props["Column Shapes"]), column_pair_trends=float(props["Column Pair Trends"]))
 
 
+def memorisation(train, test, rows, kind, seed):
+    """Distance to closest record: the share of synthetic rows nearer to a
+    random sample of the training rows, as many as the held-out ones, than
+    to the held-out rows (0.5 for rows drawn from the data's law, 1 for
+    copies of training rows), and the share that copy a training row.
+    Numbers standardised by the training rows, categories one-hot."""
+    from sklearn.neighbors import NearestNeighbors
+    nums = [c for c, k in kind.items() if k == "numeric"]
+    mean, std = train[nums].mean(), train[nums].std().replace(0, 1)
+    frames = []
+    for f in (rows, train, test):
+        f = f.copy()
+        f[nums] = (f[nums] - mean) / std
+        frames.append(f)
+    s, tr, te = features(frames, kind, None)
+    ref = tr[np.random.default_rng(seed).choice(len(tr), len(te), replace=False)]
+    nearest = lambda a: NearestNeighbors(n_neighbors=1).fit(a).kneighbors(s)[0][:, 0]
+    return dict(dcr_share=float((nearest(ref) < nearest(te)).mean()), copies=float((nearest(tr) < 1e-9).mean()))
+
+
 def sdv_synthesizers(train, kind, n, seed):
     """GaussianCopula, CTGAN and TVAE at SDV's defaults: samples and wall times."""
     import torch
@@ -321,6 +341,7 @@ def evaluate(out, seed):
         res["real"]["ece"], res["real"]["accuracy"] = ece(real["probs"], real["labels"])
     for name, (rows, fit, sample) in tables.items():
         r = quality(train, rows, kind)
+        r.update(memorisation(train, test, rows, kind, seed))
         r["fit_s"], r["sample_s"] = fit, sample
         if name in times:
             r["fit_s"], r["sample_s"] = times[name], None
@@ -375,7 +396,7 @@ def score_samples(out, run, *methods):
     target, regression = spec.get("target"), spec.get("task") == "regression"
     for m in methods:
         rows = typed(pd.read_csv(os.path.join(run, m, "samples.csv"), keep_default_na=False, dtype=str), kind)
-        r = dict(run=run, method=m, **quality(train, rows, kind))
+        r = dict(run=run, method=m, **quality(train, rows, kind), **memorisation(train, test, rows, kind, 1))
         if regression:
             r["tstr_rmse"] = tstr_rmse(rows, test, kind, target, 1)["rmse"]
         elif target:
@@ -417,19 +438,23 @@ def report(out, name):
     print("As many synthetic rows as training rows from each model. Quality: SDMetrics' QualityReport against the training "
           "rows (the mean of Column Shapes and Column Pair Trends, each 0–1, higher better). Train on synthetic, test on real: "
           "%s on the held-out real rows. Time: wall seconds to fit and to sample; for train-table's models, one "
-          "process's wall time to train, measure and sample, in the fit column. The machine also ran other work.\n" % (
+          "process's wall time to train, measure and sample, in the fit column. The machine also ran other work. "
+          "Nearer training: the share of synthetic rows nearer to a random sample of the training rows (as many as the "
+          "held-out ones) than to the held-out rows — 0.5 for rows drawn from the data's law, 1 for copies; copies: the "
+          "share equal to a training row.\n" % (
               "XGBoost regression (the authors' grid of 36 settings chosen on a ninth of the synthetic rows by RMSE) "
               "trained on the synthetic rows, RMSE of `%s`" % target if regression else
               "XGBoost (the authors' grid of 36 settings chosen on a ninth of the synthetic rows) trained on the synthetic "
               "rows, AUC%s" % (" for `%s`" % target if target else "")))
-    print("| model | quality | column shapes | column pair trends | train on synthetic: %s | fit (s) | sample (s) |" % measure)
-    print("|---|---|---|---|---|---|---|")
+    print("| model | quality | column shapes | column pair trends | train on synthetic: %s | nearer training | copies | fit (s) | sample (s) |" % measure)
+    print("|---|---|---|---|---|---|---|---|---|")
     if target:
-        print("| real training rows | — | — | — | %s | — | — |" % cell([e["real"][key] for e in evals]))
+        print("| real training rows | — | — | — | %s | — | — | — | — |" % cell([e["real"][key] for e in evals]))
     for n in names:
         rs = [e["synthetic"][n] for e in evals]
-        print("| %s | %s | %s | %s | %s | %s | %s |" % (n, cell([r["quality"] for r in rs]), cell([r["column_shapes"] for r in rs]),
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (n, cell([r["quality"] for r in rs]), cell([r["column_shapes"] for r in rs]),
               cell([r["column_pair_trends"] for r in rs]), cell([r.get("tstr_" + key) for r in rs]),
+              cell([r.get("dcr_share") for r in rs]), cell([r.get("copies") for r in rs], "%.4f"),
               cell([r["fit_s"] for r in rs], "%.1f"), cell([r["sample_s"] for r in rs], "%.1f")))
     if target and not regression:
         print("\n## Classifying `%s` with the energy\n" % target)
