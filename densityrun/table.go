@@ -99,7 +99,9 @@ type TableResults struct {
 	TargetAccuracy float64 `json:"target_accuracy,omitempty"`
 	TargetECE      float64 `json:"target_ece,omitempty"`
 	MajorityShare  float64 `json:"majority_share,omitempty"`
-	// SampleAcceptance is the MALA acceptance of the samples' chains.
+	// SampleStepSize and SampleAcceptance are the MALA step the samples'
+	// chains tuned in their warm-up and their acceptance after it.
+	SampleStepSize   float64 `json:"sample_step_size,omitempty"`
 	SampleAcceptance float64 `json:"sample_acceptance"`
 }
 
@@ -311,11 +313,10 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 	if err := writeScores(filepath.Join(folder, ScoresFile), rec, test, testE); err != nil {
 		return r, err
 	}
-	samples, acceptance, err := sampleRows(b, model, cfg, rec, train, o)
+	samples, err := sampleRows(b, model, cfg, rec, train, o, &r)
 	if err != nil {
 		return r, err
 	}
-	r.SampleAcceptance = acceptance
 	return r, writeRows(filepath.Join(folder, SamplesFile), rec, samples)
 }
 
@@ -384,9 +385,13 @@ func blockOf(s table.Schema, name string) (at, k int) {
 
 // sampleRows draws o.Samples synthetic rows: chains started at training
 // rows drawn with replacement, o.Sweeps sweeps of sampling.MixedSweeps
-// (5 MALA steps of cfg.Mixed.StepSize each) in compiled blocks of 10; a
-// stop (o.Stop) between blocks ends it with training.ErrStopped.
-func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train []float32, o TableOptions) ([]float32, float64, error) {
+// (cfg.Mixed.MALASteps MALA steps each), the first quarter of them a
+// warm-up that tunes MALA's step toward an acceptance of 0.574 from
+// cfg.Mixed.StepSize (sampling.TuneMixed; a sharp energy accepted 3 % of
+// a fixed step of 0.1), the rest at the tuned step in compiled blocks of
+// 10; a stop (o.Stop) between blocks ends it with training.ErrStopped.
+// It sets r's sample step size and acceptance.
+func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train []float32, o TableOptions, r *TableResults) ([]float32, error) {
 	width := rec.Schema.Width()
 	layout := sampling.MixedLayout{Numeric: width, Categories: mixedColumns(rec.Schema).Categories()}
 	for _, k := range layout.Categories {
@@ -398,28 +403,40 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 		i := rng.IntN(len(train) / width)
 		start = append(start, train[i*width:(i+1)*width]...)
 	}
+	x := tensors.FromFlatDataAndDimensions(start, o.Samples, width)
+	ctx := model.Context()
+	energy := func(ctx *context.Context) losses.EnergyFn { return density.AveragedEnergy(ctx, cfg) }
+	step, sweeps := cfg.Mixed.StepSize, o.Sweeps
+	if warmup := o.Sweeps / 4; warmup > 0 && layout.Numeric > 0 && cfg.Mixed.MALASteps > 0 {
+		fmt.Printf("%s: tuning MALA's step over %d sweeps of %d synthetic rows\n", cfg.Method, warmup, o.Samples)
+		tuned, after, err := sampling.TuneMixed(b, ctx, energy(ctx), x, layout, cfg.Mixed.MALASteps,
+			sampling.TuneConfig{Target: 0.574, InitialStepSize: step, WarmupSteps: warmup})
+		if err != nil {
+			return nil, err
+		}
+		x.FinalizeAll()
+		x, step, sweeps = after, tuned, o.Sweeps-warmup
+	}
 	const block = 10
-	exec, err := context.NewExec(b, model.Context(), func(ctx *context.Context, x *Node) []*Node {
-		energy := density.AveragedEnergy(ctx, cfg)
-		y, acc := sampling.MixedSweeps(ctx, energy, x, layout, Scalar(x.Graph(), x.DType(), cfg.Mixed.StepSize), block, cfg.Mixed.MALASteps)
+	exec, err := context.NewExec(b, ctx, func(ctx *context.Context, x *Node) []*Node {
+		y, acc := sampling.MixedSweeps(ctx, energy(ctx), x, layout, Scalar(x.Graph(), x.DType(), step), block, cfg.Mixed.MALASteps)
 		return []*Node{y, acc}
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	x := tensors.FromFlatDataAndDimensions(start, o.Samples, width)
 	var acceptance float64
-	blocks := (o.Sweeps + block - 1) / block
+	blocks := (sweeps + block - 1) / block
 	bar := progress.New(fmt.Sprintf("%s: sweeps of %d synthetic rows", cfg.Method, o.Samples), blocks*block)
 	for range blocks {
 		select { // the rows can take minutes: a stop ends them (a rerun samples anew)
 		case <-o.Stop:
-			return nil, 0, fmt.Errorf("%s: sampling rows: %w", cfg.Method, training.ErrStopped)
+			return nil, fmt.Errorf("%s: sampling rows: %w", cfg.Method, training.ErrStopped)
 		default:
 		}
 		outs, err := exec.Exec(x)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		x.FinalizeAll()
 		x = outs[0]
@@ -429,7 +446,8 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 		outs[1].FinalizeAll()
 		bar.Add(block)
 	}
-	return tensors.MustCopyFlatData[float32](x), acceptance, nil
+	r.SampleStepSize, r.SampleAcceptance = step, acceptance
+	return tensors.MustCopyFlatData[float32](x), nil
 }
 
 // writeRows writes encoded rows as a CSV of the input's columns.

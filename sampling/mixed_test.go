@@ -30,27 +30,7 @@ func TestMixedSweepsSampleAKnownMixedTarget(t *testing.T) {
 	if err := ctx.SetRNGStateFromSeed(7); err != nil {
 		t.Fatal(err)
 	}
-	// pick is a 6×n matrix picking values from..from+n of a row (by
-	// products, not slices: SimpleGo has no Pad, a slice's gradient).
-	pick := func(g *Graph, from, n int) *Node {
-		m := make([][]float64, 6)
-		for i := range m {
-			m[i] = make([]float64, n)
-			if i >= from && i < from+n {
-				m[i][i-from] = 1
-			}
-		}
-		return Const(g, m)
-	}
-	energy := func(row *Node) *Node {
-		g := row.Graph()
-		x := MatMul(row, pick(g, 0, 1))
-		o1 := MatMul(row, pick(g, 1, 2))
-		o2 := MatMul(row, pick(g, 3, 3))
-		mean := ReduceSum(Mul(o1, Const(g, [][]float64{mu})), 1)
-		table := ReduceSum(Mul(MatMul(o1, Const(g, a)), o2), 1)
-		return Add(MulScalar(Square(Sub(Reshape(x, chains), mean)), 0.5), table)
-	}
+	energy := knownMixedEnergy(mu, a, chains)
 	exec := context.MustNewExec(testutil.Backend(), ctx, func(ctx *context.Context, x0 *Node) []*Node {
 		x, acc := MixedSweeps(ctx, energy, x0, layout, Scalar(x0.Graph(), x0.DType(), 1.0), 25, 3)
 		return []*Node{x, acc}
@@ -159,5 +139,79 @@ func TestCategoryLogitsAreTheExactConditionals(t *testing.T) {
 				t.Errorf("%+v: p(c₂=%d | rest) %.12f, exact %.12f", c, k, p2[i*3+k], want)
 			}
 		}
+	}
+}
+
+// knownMixedEnergy is the energy of rows [x, one-hot c₁ (2), one-hot c₂
+// (3)], E = (x − μ[c₁])²/2 + A[c₁][c₂], for batches of chains rows.
+func knownMixedEnergy(mu []float64, a [][]float64, chains int) func(row *Node) *Node {
+	// pick is a 6×n matrix picking values from..from+n of a row (by
+	// products, not slices: SimpleGo has no Pad, a slice's gradient).
+	pick := func(g *Graph, from, n int) *Node {
+		m := make([][]float64, 6)
+		for i := range m {
+			m[i] = make([]float64, n)
+			if i >= from && i < from+n {
+				m[i][i-from] = 1
+			}
+		}
+		return Const(g, m)
+	}
+	return func(row *Node) *Node {
+		g := row.Graph()
+		x := MatMul(row, pick(g, 0, 1))
+		o1 := MatMul(row, pick(g, 1, 2))
+		o2 := MatMul(row, pick(g, 3, 3))
+		mean := ReduceSum(Mul(o1, Const(g, [][]float64{mu})), 1)
+		table := ReduceSum(Mul(MatMul(o1, Const(g, a)), o2), 1)
+		return Add(MulScalar(Square(Sub(Reshape(x, chains), mean)), 0.5), table)
+	}
+}
+
+// TestTuneMixedReachesTheTarget: on the known mixed target, with the
+// numbers' scale σ = 1 and σ = 4 (x stretched by σ: the same problem in
+// other units), the MALA step TuneMixed settles on gives the target
+// acceptance in the sweeps that follow and grows as σ; rows without
+// numbers are refused.
+func TestTuneMixedReachesTheTarget(t *testing.T) {
+	const chains = 500
+	layout := MixedLayout{Numeric: 1, Categories: []int{2, 3}}
+	base := knownMixedEnergy([]float64{-0.5, 1}, [][]float64{{0, 1, 2}, {0.5, -0.5, 1.5}}, chains)
+	var tuned []float64
+	for _, sigma := range []float64{1, 4} {
+		energy := func(row *Node) *Node { // x/σ in place of x
+			scale := Const(row.Graph(), [][]float64{{1 / sigma, 1, 1, 1, 1, 1}})
+			return base(Mul(row, scale))
+		}
+		ctx := context.New()
+		if err := ctx.SetRNGStateFromSeed(3); err != nil {
+			t.Fatal(err)
+		}
+		start := make([]float64, chains*6)
+		for i := range chains {
+			start[i*6+1], start[i*6+3] = 1, 1
+		}
+		step, x, err := TuneMixed(testutil.Backend(), ctx, energy, tensors.FromFlatDataAndDimensions(start, chains, 6), layout, 2,
+			TuneConfig{Target: 0.574, InitialStepSize: 0.01, WarmupSteps: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec := context.MustNewExec(testutil.Backend(), ctx, func(ctx *context.Context, x *Node) *Node {
+			_, acc := MixedSweeps(ctx, energy, x, layout, Scalar(x.Graph(), x.DType(), step), 5, 2)
+			return ReduceAllMean(acc)
+		})
+		acceptance := tensors.ToScalar[float64](exec.MustExec(x)[0])
+		t.Logf("σ = %g: tuned step %.4f, acceptance after warm-up %.3f", sigma, step, acceptance)
+		if math.Abs(acceptance-0.574) > 0.06 {
+			t.Errorf("σ = %g: acceptance %.3f with the tuned step %.4f, want 0.574 ± 0.06", sigma, acceptance, step)
+		}
+		tuned = append(tuned, step)
+	}
+	if ratio := tuned[1] / tuned[0]; math.Abs(ratio-4) > 0.8 {
+		t.Errorf("tuned steps %.4f (σ = 1) and %.4f (σ = 4): ratio %.1f, want about 4 (MALA's step is in x's units)", tuned[0], tuned[1], ratio)
+	}
+	if _, _, err := TuneMixed(testutil.Backend(), context.New(), base, tensors.FromFlatDataAndDimensions(make([]float64, 6), 1, 6),
+		MixedLayout{Categories: []int{2, 3}}, 2, TuneConfig{Target: 0.6, InitialStepSize: 0.1, WarmupSteps: 1}); err == nil {
+		t.Error("TuneMixed of rows without numbers: no error")
 	}
 }

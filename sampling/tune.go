@@ -65,7 +65,21 @@ func TuneHMC(b backends.Backend, ctx *context.Context, energy losses.EnergyFn, x
 	})
 }
 
-// tune is the dual-averaging warm-up of TuneMALA and TuneHMC: one
+// TuneMixed is TuneMALA for MixedSweeps: each warm-up step is one sweep —
+// every categorical column drawn from its exact conditional, then
+// malaSteps MALA steps on the numbers — and the MALA step size adapts
+// toward cfg.Target, then is fixed. Rows without numbers, or no MALA
+// steps, have nothing to tune: it is an error.
+func TuneMixed(b backends.Backend, ctx *context.Context, energy losses.EnergyFn, x0 *tensors.Tensor, layout MixedLayout, malaSteps int, cfg TuneConfig) (stepSize float64, x *tensors.Tensor, err error) {
+	if layout.Numeric == 0 || malaSteps < 1 {
+		return 0, nil, fmt.Errorf("sampling: tuning mixed sweeps of %d numbers and %d MALA steps: want at least one of each", layout.Numeric, malaSteps)
+	}
+	return tune(b, ctx, x0, cfg, func(ctx *context.Context, x, step *Node) (*Node, *Node) {
+		return MixedSweeps(ctx, energy, x, layout, step, 1, malaSteps)
+	})
+}
+
+// tune is the dual-averaging warm-up of TuneMALA, TuneHMC and TuneMixed: one
 // transition of kernel per call of one compiled graph, the step size its
 // input.
 func tune(b backends.Backend, ctx *context.Context, x0 *tensors.Tensor, cfg TuneConfig, kernel func(ctx *context.Context, x, step *Node) (next, acceptance *Node)) (stepSize float64, x *tensors.Tensor, err error) {
