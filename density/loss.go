@@ -44,11 +44,7 @@ const chainsScope = "/chains"
 // uniformly at random at the first step — by cfg's sampler under the
 // current energy, and returns them.
 func persistentChains(ctx *context.Context, energy losses.EnergyFn, x *Node, cfg Config) *Node {
-	g := x.Graph()
-	v := ctx.InAbsPath(chainsScope).Checked(false).VariableWithValue("chains", tensors.FromShape(x.Shape())).SetTrainable(false)
-	first := Equal(optimizers.GetGlobalStepVar(ctx).ValueGraph(g), ScalarZero(g, dtypes.Int64))
-	half := Scalar(g, x.DType(), 0.5)
-	chains := Where(first, ctx.RandomBernoulli(half, x.Shape()), v.ValueGraph(g))
+	v, chains := persistentStart(ctx, "chains", x, ctx.RandomBernoulli(Scalar(x.Graph(), x.DType(), 0.5), x.Shape()))
 	if cfg.CDSampler == "gwg" {
 		chains, _ = losses.GibbsWithGradients(ctx, energy, chains, cfg.GWGSteps)
 	} else {
@@ -58,4 +54,15 @@ func persistentChains(ctx *context.Context, energy losses.EnergyFn, x *Node, cfg
 	}
 	v.SetValueGraph(chains)
 	return chains
+}
+
+// persistentStart returns the variable named name in chainsScope that
+// keeps persistent chains shaped as the batch x (in checkpoints too), and
+// where the chains start this step: noise at the first step, the kept
+// chains after it. The caller stores the chains' new states in it.
+func persistentStart(ctx *context.Context, name string, x, noise *Node) (*context.Variable, *Node) {
+	g := x.Graph()
+	v := ctx.InAbsPath(chainsScope).Checked(false).VariableWithValue(name, tensors.FromShape(x.Shape())).SetTrainable(false)
+	first := Equal(optimizers.GetGlobalStepVar(ctx).ValueGraph(g), ScalarZero(g, dtypes.Int64))
+	return v, Where(first, noise, v.ValueGraph(g))
 }

@@ -9,9 +9,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/sampling"
@@ -177,9 +175,7 @@ func mixedLoss(ctx *context.Context, energy losses.EnergyFn, x *Node, cfg Config
 	step := Scalar(x.Graph(), x.DType(), cfg.Mixed.StepSize)
 	start, chains := x, (*context.Variable)(nil)
 	if cfg.Mixed.Chains == "persistent" {
-		chains = ctx.InAbsPath(chainsScope).Checked(false).VariableWithValue("mixed_chains", tensors.FromShape(x.Shape())).SetTrainable(false)
-		first := Equal(optimizers.GetGlobalStepVar(ctx).ValueGraph(x.Graph()), ScalarZero(x.Graph(), dtypes.Int64))
-		start = Where(first, mixedNoise(ctx, x, layout), chains.ValueGraph(x.Graph()))
+		chains, start = persistentStart(ctx, "mixed_chains", x, mixedNoise(ctx, x, layout))
 	}
 	negatives, _ := sampling.MixedSweeps(ctx, energy, start, layout, step, cfg.Mixed.Sweeps, cfg.Mixed.MALASteps)
 	if chains != nil {
