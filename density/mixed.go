@@ -61,7 +61,9 @@ var MixedChains = []string{"data", "persistent"}
 // (Config.ED): Gaussian noise of variance 0.01 (σ 0.1 on standardised
 // numbers, as the authors' tabular code), 32 negatives, w = 1. On IBM's
 // churn table it lifted SDMetrics' quality from 0.887 (the 2-D setting
-// t = 1, M = 4) to 0.926 (docs/tables.md).
+// t = 1, M = 4) to 0.926 (docs/tables.md). densityrun.TrainTable sets
+// the variance from the table instead (densityrun.NoiseGaps): 0.01 suits
+// churn's close rows but lets a small table's model single out its rows.
 var DefaultMixedED = losses.EDConfig{T: 0.01, M: 32, W: 1}
 
 // MixedTimeScales lists MixedSettings.TimeScale's values.

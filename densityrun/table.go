@@ -21,6 +21,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/edlebm/edlebm/atomicfile"
+	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/table"
 	"github.com/edlebm/edlebm/datasets/vectors"
 	"github.com/edlebm/edlebm/density"
@@ -153,9 +154,21 @@ func TrainTable(o TableOptions) ([]TableResults, error) {
 		return nil, fmt.Errorf("Options.Target %q: want a categorical column of %v", o.Target, rec.Schema.Header())
 	}
 	columns := mixedColumns(rec.Schema)
-	configs, err := density.ResumedConfigs(o.Methods, o.Set, checkpointsIn(o.Out), func(c *density.Config) error { c.Mixed.Columns = columns; return nil }, o.Model)
+	noise := numbersNoise(tab, rec)
+	configs, err := density.ResumedConfigs(o.Methods, o.Set, checkpointsIn(o.Out), func(c *density.Config) error {
+		c.Mixed.Columns = columns
+		if c.Method == "med" && noise.T > 0 && !isResumed(methodFolder(o.Out, c.Method)) {
+			c.ED.T = noise.T
+		}
+		return nil
+	}, o.Model)
 	if err != nil {
 		return nil, err
+	}
+	for _, c := range configs {
+		if c.Method == "med" && noise.T > 0 && c.ED.T == noise.T {
+			fmt.Println(noise)
+		}
 	}
 	encoded, err := tab.Encode(rec.Standardizer)
 	if err != nil {
@@ -255,6 +268,50 @@ func mixedColumns(s table.Schema) density.MixedColumns {
 		}
 	}
 	return out
+}
+
+// NoiseGaps is how many median gaps between neighbouring training rows
+// the standard deviation of med's Gaussian steps on the numbers spans by
+// default: the steps then reach past a row's neighbours, so that the model
+// cannot single out training rows. Five keeps churn's chosen variance (σ
+// 0.1 at a gap of 0.02) and gives the penguins σ 1.6 (docs/tables.md).
+const NoiseGaps = 5
+
+// numbersNoiseQueries are the training rows whose nearest neighbour
+// measures the gap: enough for its median within a few per cent.
+const numbersNoiseQueries = 2000
+
+// tableNoise is med's default variance of the numbers' Gaussian steps on a
+// table, with the gap it was found from.
+type tableNoise struct {
+	T, Gap float64
+}
+
+// numbersNoise returns the variance (NoiseGaps·gap)², gap the median
+// distance between neighbouring training rows' standardised numbers; T is
+// 0 (keep density.DefaultMixedED's) for a table without two distinct
+// rows of numbers.
+func numbersNoise(tab *table.Table, rec tableRecord) tableNoise {
+	numbers := tab.NumericSet().Subset(rec.Train)
+	if numbers.D == 0 {
+		return tableNoise{}
+	}
+	for i, v := range numbers.Values {
+		j := i % numbers.D
+		numbers.Values[i] = (v - rec.Standardizer.Mean[j]) / rec.Standardizer.Std[j]
+	}
+	gap := numbers.MedianNeighbourDistance(numbersNoiseQueries, 1)
+	return tableNoise{T: math.Pow(NoiseGaps*gap, 2), Gap: gap}
+}
+
+func (n tableNoise) String() string {
+	return fmt.Sprintf("med: the numbers' noise variance toy_ed_t = %.4g: (%d × %.4g)², %d times the median distance between neighbouring training rows (-set toy_ed_t=… to choose)", n.T, NoiseGaps, n.Gap, NoiseGaps)
+}
+
+// isResumed reports whether a method's folder holds a checkpoint.
+func isResumed(folder training.Folder) bool {
+	_, err := checkpoint.Latest(folder.Checkpoints())
+	return err == nil
 }
 
 // rowsOf is the encoded rows of indices.

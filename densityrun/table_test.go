@@ -167,3 +167,55 @@ func TestTrainTableRefusesBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestTableNoiseFollowsTheRowsGap: a fresh med run's variance of the
+// numbers' noise is (NoiseGaps·gap)², gap the lattice's step in standard
+// deviations (each value five times, so that held-out rows leave no hole);
+// -set chooses another, and a resumed run keeps its checkpoint's.
+func TestTableNoiseFollowsTheRowsGap(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x,kind\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "%g,%c\n", float64(i/5)*0.5, 'a'+rune(i%3))
+	}
+	data := filepath.Join(t.TempDir(), "lattice.csv")
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	small := func(c *density.Config) error {
+		c.MLP = nets.MLPConfig{Hidden: []int{8}, Activation: "softplus"}
+		return nil
+	}
+	savedT := func(out string) float64 {
+		cfg, err := density.SavedConfig(methodFolder(out, "med").Checkpoints())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.ED.T
+	}
+	run := func(out, set string, steps int) {
+		o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Model: small, Set: set,
+			Steps: steps, Batch: 16, Samples: 4, Sweeps: 1}
+		if _, err := TrainTable(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	fresh := t.TempDir()
+	run(fresh, "", 1)
+	var rec tableRecord
+	if err := readJSON(filepath.Join(fresh, TableFile), &rec); err != nil {
+		t.Fatal(err)
+	}
+	want := math.Pow(NoiseGaps*0.5/rec.Standardizer.Std[0], 2)
+	if got := savedT(fresh); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("fresh run: toy_ed_t %v, want (%d × 0.5 / σ %.4f)² = %v", got, NoiseGaps, rec.Standardizer.Std[0], want)
+	}
+
+	chosen := t.TempDir()
+	run(chosen, "toy_ed_t=0.2", 1)
+	run(chosen, "", 2)
+	if got := savedT(chosen); got != 0.2 {
+		t.Errorf("-set toy_ed_t=0.2, then resumed: toy_ed_t %v, want 0.2", got)
+	}
+}
