@@ -272,9 +272,11 @@ func mixedColumns(s table.Schema) density.MixedColumns {
 
 // NoiseGaps is how many median gaps between neighbouring training rows
 // the standard deviation of med's Gaussian steps on the numbers spans by
-// default: the steps then reach past a row's neighbours, so that the model
-// cannot single out training rows. Five keeps churn's chosen variance (σ
-// 0.1 at a gap of 0.02) and gives the penguins σ 1.6 (docs/tables.md).
+// default, up to one (the standardised columns' own spread, past which
+// the noise blurs the table into its mean): the steps then reach past a
+// row's neighbours, so that the model cannot single out training rows.
+// Five keeps churn's chosen variance (σ 0.1 at a gap of 0.02); the
+// penguins' gap of 0.33 gives σ 1 (docs/tables.md).
 const NoiseGaps = 5
 
 // numbersNoiseQueries are the training rows whose nearest neighbour
@@ -287,10 +289,10 @@ type tableNoise struct {
 	T, Gap float64
 }
 
-// numbersNoise returns the variance (NoiseGaps·gap)², gap the median
-// distance between neighbouring training rows' standardised numbers; T is
-// 0 (keep density.DefaultMixedED's) for a table without two distinct
-// rows of numbers.
+// numbersNoise returns the variance min((NoiseGaps·gap)², 1), gap the
+// median distance between neighbouring training rows' standardised
+// numbers; T is 0 (keep density.DefaultMixedED's) for a table without two
+// distinct rows of numbers.
 func numbersNoise(tab *table.Table, rec tableRecord) tableNoise {
 	numbers := tab.NumericSet().Subset(rec.Train)
 	if numbers.D == 0 {
@@ -301,11 +303,11 @@ func numbersNoise(tab *table.Table, rec tableRecord) tableNoise {
 		numbers.Values[i] = (v - rec.Standardizer.Mean[j]) / rec.Standardizer.Std[j]
 	}
 	gap := numbers.MedianNeighbourDistance(numbersNoiseQueries, 1)
-	return tableNoise{T: math.Pow(NoiseGaps*gap, 2), Gap: gap}
+	return tableNoise{T: min(math.Pow(NoiseGaps*gap, 2), 1), Gap: gap}
 }
 
 func (n tableNoise) String() string {
-	return fmt.Sprintf("med: the numbers' noise variance toy_ed_t = %.4g: (%d × %.4g)², %d times the median distance between neighbouring training rows (-set toy_ed_t=… to choose)", n.T, NoiseGaps, n.Gap, NoiseGaps)
+	return fmt.Sprintf("med: the numbers' noise variance toy_ed_t = %.4g: σ = %.4g, %d times the median distance %.4g between neighbouring training rows, at most 1 (-set toy_ed_t=… to choose)", n.T, math.Sqrt(n.T), NoiseGaps, n.Gap)
 }
 
 // isResumed reports whether a method's folder holds a checkpoint.

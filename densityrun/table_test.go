@@ -170,18 +170,23 @@ func TestTrainTableRefusesBadOptions(t *testing.T) {
 
 // TestTableNoiseFollowsTheRowsGap: a fresh med run's variance of the
 // numbers' noise is (NoiseGaps·gap)², gap the lattice's step in standard
-// deviations (each value five times, so that held-out rows leave no hole);
-// -set chooses another, and a resumed run keeps its checkpoint's.
+// deviations (each value five times, so that held-out rows leave no hole),
+// and 1 when that is more; -set chooses another, and a resumed run keeps
+// its checkpoint's.
 func TestTableNoiseFollowsTheRowsGap(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("x,kind\n")
-	for i := range 1000 {
-		fmt.Fprintf(&b, "%g,%c\n", float64(i/5)*0.5, 'a'+rune(i%3))
+	lattice := func(values int) string {
+		var b strings.Builder
+		b.WriteString("x,kind\n")
+		for i := range 5 * values {
+			fmt.Fprintf(&b, "%g,%c\n", float64(i/5)*0.5, 'a'+rune(i%3))
+		}
+		p := filepath.Join(t.TempDir(), "lattice.csv")
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	data := filepath.Join(t.TempDir(), "lattice.csv")
-	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := lattice(200)
 	small := func(c *density.Config) error {
 		c.MLP = nets.MLPConfig{Hidden: []int{8}, Activation: "softplus"}
 		return nil
@@ -193,7 +198,7 @@ func TestTableNoiseFollowsTheRowsGap(t *testing.T) {
 		}
 		return cfg.ED.T
 	}
-	run := func(out, set string, steps int) {
+	run := func(data, out, set string, steps int) {
 		o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Model: small, Set: set,
 			Steps: steps, Batch: 16, Samples: 4, Sweeps: 1}
 		if _, err := TrainTable(o); err != nil {
@@ -202,7 +207,7 @@ func TestTableNoiseFollowsTheRowsGap(t *testing.T) {
 	}
 
 	fresh := t.TempDir()
-	run(fresh, "", 1)
+	run(data, fresh, "", 1)
 	var rec tableRecord
 	if err := readJSON(filepath.Join(fresh, TableFile), &rec); err != nil {
 		t.Fatal(err)
@@ -213,9 +218,17 @@ func TestTableNoiseFollowsTheRowsGap(t *testing.T) {
 	}
 
 	chosen := t.TempDir()
-	run(chosen, "toy_ed_t=0.2", 1)
-	run(chosen, "", 2)
+	run(data, chosen, "toy_ed_t=0.2", 1)
+	run(data, chosen, "", 2)
 	if got := savedT(chosen); got != 0.2 {
 		t.Errorf("-set toy_ed_t=0.2, then resumed: toy_ed_t %v, want 0.2", got)
+	}
+
+	// Ten values: a gap of 0.5 / σ ≈ 0.35, five of them more than the
+	// columns' spread.
+	sparse := t.TempDir()
+	run(lattice(10), sparse, "", 1)
+	if got := savedT(sparse); got != 1 {
+		t.Errorf("ten values: toy_ed_t %v, want the cap 1", got)
 	}
 }
