@@ -307,7 +307,12 @@ func numbersNoise(tab *table.Table, rec tableRecord) tableNoise {
 }
 
 func (n tableNoise) String() string {
-	return fmt.Sprintf("med: the numbers' noise variance toy_ed_t = %.4g: σ = %.4g, %d times the median distance %.4g between neighbouring training rows, at most 1 (-set toy_ed_t=… to choose)", n.T, math.Sqrt(n.T), NoiseGaps, n.Gap)
+	σ := NoiseGaps * n.Gap
+	capped := ""
+	if σ > 1 {
+		capped = ", cut to the columns' spread, 1"
+	}
+	return fmt.Sprintf("med: the numbers' noise variance toy_ed_t = %.4g: σ = %d × %.4g, the median distance between neighbouring training rows%s (-set toy_ed_t=… to choose)", n.T, NoiseGaps, n.Gap, capped)
 }
 
 // isResumed reports whether a method's folder holds a checkpoint.
