@@ -307,9 +307,8 @@ func numbersNoise(tab *table.Table, rec tableRecord) tableNoise {
 }
 
 func (n tableNoise) String() string {
-	σ := NoiseGaps * n.Gap
 	capped := ""
-	if σ > 1 {
+	if NoiseGaps*n.Gap > 1 {
 		capped = ", cut to the columns' spread, 1"
 	}
 	return fmt.Sprintf("med: the numbers' noise variance toy_ed_t = %.4g: σ = %d × %.4g, the median distance between neighbouring training rows%s (-set toy_ed_t=… to choose)", n.T, NoiseGaps, n.Gap, capped)
