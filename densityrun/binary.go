@@ -16,7 +16,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/atomicfile"
-	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets"
 	"github.com/edlebm/edlebm/datasets/byname"
 	"github.com/edlebm/edlebm/datasets/mnist"
@@ -206,7 +205,7 @@ func openBinaryModel(b backends.Backend, d binaryData, cfg density.Config, o Bin
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checkpoint.Latest(folder.Checkpoints()); errors.Is(err, os.ErrNotExist) {
+	if isFresh(folder) {
 		return model, model.SetBernoulliBase(d.means)
 	}
 	if err := model.Restore(folder.Checkpoints()); err != nil {

@@ -1,7 +1,6 @@
 package densityrun
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 
-	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/ising"
 	"github.com/edlebm/edlebm/discrete"
 	"github.com/edlebm/edlebm/internal/settings"
@@ -176,7 +174,7 @@ func openIsing(b backends.Backend, d int, cfg discrete.IsingConfig, o IsingOptio
 		return nil, err
 	}
 	run := isingRunSettings{side: o.Side, n: o.N, dataSweeps: o.DataSweeps, batch: o.Batch, sigma: o.Sigma, seed: o.Seed}
-	if _, err := checkpoint.Latest(folder.Checkpoints()); errors.Is(err, os.ErrNotExist) {
+	if isFresh(folder) {
 		settings.Set(model.Context(), run.params())
 		return model, nil
 	}

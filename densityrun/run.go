@@ -147,6 +147,13 @@ func (o Options) configs() ([]density.Config, error) {
 	return density.ResumedConfigs(o.Methods, o.Set, checkpointsIn(o.Out), o.Model)
 }
 
+// isFresh reports whether a method's folder holds no checkpoint yet: a
+// new run, not one to resume.
+func isFresh(folder training.Folder) bool {
+	_, err := checkpoint.Latest(folder.Checkpoints())
+	return errors.Is(err, os.ErrNotExist)
+}
+
 // methodFolder is a method's folder in the run folder out.
 func methodFolder(out, method string) training.Folder {
 	return training.Folder{Dir: filepath.Join(out, method)}
@@ -243,7 +250,7 @@ func openModel(b backends.Backend, cfg density.Config, folder training.Folder, s
 	if err := model.SetGaussianBase(baseStd); err != nil {
 		return nil, err
 	}
-	if _, err := checkpoint.Latest(folder.Checkpoints()); errors.Is(err, os.ErrNotExist) {
+	if isFresh(folder) {
 		return model, nil
 	}
 	if err := model.Restore(folder.Checkpoints()); err != nil {

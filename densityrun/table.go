@@ -21,7 +21,6 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/edlebm/edlebm/atomicfile"
-	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/table"
 	"github.com/edlebm/edlebm/datasets/vectors"
 	"github.com/edlebm/edlebm/density"
@@ -157,7 +156,7 @@ func TrainTable(o TableOptions) ([]TableResults, error) {
 	noise := numbersNoise(tab, rec)
 	configs, err := density.ResumedConfigs(o.Methods, o.Set, checkpointsIn(o.Out), func(c *density.Config) error {
 		c.Mixed.Columns = columns
-		if c.Method == "med" && noise.T > 0 && !isResumed(methodFolder(o.Out, c.Method)) {
+		if c.Method == "med" && noise.T > 0 && isFresh(methodFolder(o.Out, c.Method)) {
 			c.ED.T = noise.T
 		}
 		return nil
@@ -312,12 +311,6 @@ func (n tableNoise) String() string {
 		capped = ", cut to the columns' spread, 1"
 	}
 	return fmt.Sprintf("med: the numbers' noise variance toy_ed_t = %.4g: σ = %d × %.4g, the median distance between neighbouring training rows%s (-set toy_ed_t=… to choose)", n.T, NoiseGaps, n.Gap, capped)
-}
-
-// isResumed reports whether a method's folder holds a checkpoint.
-func isResumed(folder training.Folder) bool {
-	_, err := checkpoint.Latest(folder.Checkpoints())
-	return err == nil
 }
 
 // rowsOf is the encoded rows of indices.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 
-	"github.com/edlebm/edlebm/checkpoint"
 	"github.com/edlebm/edlebm/datasets/toy2d"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/settings"
@@ -227,7 +226,7 @@ func (r *runSettings) params() []settings.Param {
 // run. A new run stores run in the model's context for its checkpoints.
 func resumeRun(model *density.Model, folder training.Folder, run runSettings) error {
 	ckptDir := folder.Checkpoints()
-	if _, err := checkpoint.Latest(ckptDir); errors.Is(err, os.ErrNotExist) {
+	if isFresh(folder) {
 		settings.Set(model.Context(), run.params())
 		return nil
 	}
