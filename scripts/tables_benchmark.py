@@ -292,15 +292,24 @@ def memorisation(train, test, rows, kind, seed):
     return dict(dcr_share=float((nearest(ref) < nearest(te)).mean()), copies=float((nearest(tr) < 1e-9).mean()))
 
 
-def sdv_synthesizers(train, kind, n, seed):
-    """GaussianCopula, CTGAN and TVAE at SDV's defaults: samples and wall times."""
+def sdv_synthesizers(train, kind, n, seed, cache):
+    """GaussianCopula, CTGAN and TVAE at SDV's defaults: samples and wall
+    times, each kept in the folder cache (NAME.csv, NAME.json) once made,
+    so that a stopped evaluation of a large table resumes."""
     import torch
     from sdv.metadata import Metadata
     from sdv.single_table import CTGANSynthesizer, GaussianCopulaSynthesizer, TVAESynthesizer
     meta = Metadata.load_from_dict({"tables": {"table": {"columns": {
         c: {"sdtype": "numerical" if k == "numeric" else "categorical"} for c, k in kind.items()}}}})
+    os.makedirs(cache, exist_ok=True)
     out = {}
     for name, cls in (("GaussianCopula", GaussianCopulaSynthesizer), ("CTGAN", CTGANSynthesizer), ("TVAE", TVAESynthesizer)):
+        rows_path, times_path = os.path.join(cache, name + ".csv"), os.path.join(cache, name + ".json")
+        if os.path.exists(times_path):
+            t = json.load(open(times_path))
+            out[name] = (typed(pd.read_csv(rows_path, keep_default_na=False, dtype=str), kind), t["fit_s"], t["sample_s"])
+            print("%s: kept from %s" % (name, cache), flush=True)
+            continue
         np.random.seed(seed)
         torch.manual_seed(seed)
         s = cls(meta)
@@ -311,7 +320,13 @@ def sdv_synthesizers(train, kind, n, seed):
         if isinstance(rows, dict):
             rows = rows["table"]
         t2 = time.time()
-        out[name] = (typed(rows.astype(str), kind), t1 - t0, t2 - t1)
+        rows = rows.astype(str)
+        rows.to_csv(rows_path + ".tmp", index=False)
+        os.replace(rows_path + ".tmp", rows_path)
+        with open(times_path + ".tmp", "w") as f:
+            json.dump(dict(fit_s=t1 - t0, sample_s=t2 - t1), f)
+        os.replace(times_path + ".tmp", times_path)
+        out[name] = (typed(rows, kind), t1 - t0, t2 - t1)
         print("%s: fit %.1f s, sample %.1f s" % (name, t1 - t0, t2 - t1), flush=True)
     return out
 
@@ -332,7 +347,7 @@ def evaluate(out, seed):
         if os.path.exists(os.path.join(folder, "samples.csv")):
             tables[variant] = (typed(pd.read_csv(os.path.join(folder, "samples.csv"), keep_default_na=False, dtype=str), kind), None, None)
     times = json.load(open(os.path.join(out, "times-%s.json" % seed)))
-    tables.update(sdv_synthesizers(train, kind, len(train), seed))
+    tables.update(sdv_synthesizers(train, kind, len(train), seed, os.path.join(out, "sdv-%s" % seed)))
     if regression:
         res["real"] = dict(rmse=tstr_rmse(train, test, kind, target, seed)["rmse"])
     elif target:
