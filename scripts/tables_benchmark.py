@@ -433,10 +433,11 @@ def report(out, name):
     evals = [json.load(open(os.path.join(out, f))) for f in sorted(os.listdir(out)) if f.startswith("eval-") and f.endswith(".json")]
     seeds = [e["seed"] for e in evals]
     print("# Mixed-table benchmark: %s\n" % name)
+    cells = ("Seeds %s: each cell the mean over seeds, with the smallest and largest in brackets." % ", ".join(map(str, seeds))
+             if len(seeds) > 1 else "One seed so far: no interval over seeds.")
     print("`scripts/tables-benchmark.sh %s %s` (%s). Source: %s. %d rows; train-table's split, 20 %% held out, by seed; "
-          "%d training and %d held-out rows (seed %s). Seeds %s: each cell the mean over seeds, with the smallest and "
-          "largest in brackets.\n" % (name, " ".join(map(str, seeds)), evals[0]["cpu"], spec["source"], evals[0]["rows"],
-                                       evals[0]["train"], evals[0]["test"], seeds[0], ", ".join(map(str, seeds))))
+          "%d training and %d held-out rows (seed %s). %s\n" % (name, " ".join(map(str, seeds)), evals[0]["cpu"], spec["source"],
+                                                               evals[0]["rows"], evals[0]["train"], evals[0]["test"], seeds[0], cells))
 
     def cell(values, fmt="%.3f"):
         values = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
