@@ -54,6 +54,12 @@ type Column struct {
 	// Cyclical.
 	Categories []string `json:"categories,omitempty"`
 	Structure  string   `json:"structure,omitempty"`
+	// Integer says a numeric column holds whole numbers only, and Range
+	// is its smallest and largest value in the file: Decode rounds and
+	// clamps a model's numbers to them, as SDV does by default (a schema
+	// recorded without them decodes as before).
+	Integer bool      `json:"integer,omitempty"`
+	Range   []float64 `json:"range,omitempty"`
 }
 
 // Schema is a table's columns, in the file's order.
@@ -235,7 +241,30 @@ func (r *reader) table() (*Table, error) {
 			t.few = append(t.few, col.Name)
 		}
 	}
+	t.describeNumbers()
 	return t, nil
+}
+
+// describeNumbers records each numeric column's range and whether it holds
+// whole numbers only.
+func (t *Table) describeNumbers() {
+	numeric := len(t.Numbers) / max(t.N, 1)
+	j := 0
+	for i := range t.Schema.Columns {
+		c := &t.Schema.Columns[i]
+		if c.Kind != Numeric {
+			continue
+		}
+		lo, hi, whole := math.Inf(1), math.Inf(-1), true
+		for r := range t.N {
+			v := t.Numbers[r*numeric+j]
+			lo, hi, whole = min(lo, v), max(hi, v), whole && v == math.Trunc(v)
+		}
+		if t.N > 0 {
+			c.Integer, c.Range = whole, []float64{lo, hi}
+		}
+		j++
+	}
 }
 
 // column infers kept column i's (file column j's) kind and categories.
@@ -440,8 +469,9 @@ func (t *Table) NumericSet() *vectors.Set {
 
 // Decode turns encoded rows (n × Width values, as Encode writes them;
 // samples of a model) back into the schema's columns, in the file's order:
-// numbers on the data's scale (z inverted), each categorical column the
-// word of its largest value in its block.
+// numbers on the data's scale (z inverted), clamped to the column's Range
+// and rounded when it is Integer, each categorical column the word of its
+// largest value in its block.
 func (s Schema) Decode(encoded []float32, z vectors.Standardizer) ([][]string, error) {
 	width := s.Width()
 	if width == 0 || len(encoded)%width != 0 {
@@ -461,7 +491,7 @@ func (s Schema) Decode(encoded []float32, z vectors.Standardizer) ([][]string, e
 		in := encoded[r*width : (r+1)*width]
 		row := make([]string, len(s.Columns))
 		for j, i := range numeric {
-			row[i] = strconv.FormatFloat(float64(in[j])*z.Std[j]+z.Mean[j], 'g', -1, 64)
+			row[i] = strconv.FormatFloat(s.Columns[i].conform(float64(in[j])*z.Std[j]+z.Mean[j]), 'g', -1, 64)
 		}
 		at := len(numeric)
 		for i, c := range s.Columns {
@@ -475,6 +505,18 @@ func (s Schema) Decode(encoded []float32, z vectors.Standardizer) ([][]string, e
 		rows[r] = row
 	}
 	return rows, nil
+}
+
+// conform is a model's number v of numeric column c clamped to the
+// column's range and, for an integer column, rounded.
+func (c Column) conform(v float64) float64 {
+	if len(c.Range) == 2 {
+		v = min(max(v, c.Range[0]), c.Range[1])
+	}
+	if c.Integer {
+		v = math.Round(v)
+	}
+	return v
 }
 
 // Header is the columns' names, in the file's order.

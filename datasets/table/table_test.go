@@ -214,3 +214,42 @@ func TestDecodeInvertsEncode(t *testing.T) {
 		t.Error("5 values: no error")
 	}
 }
+
+// TestDecodeConformsNumbersToTheFile: a model's numbers come back within
+// the file's range of each column, and whole for a column of whole
+// numbers; a schema recorded before ranges existed decodes exactly.
+func TestDecodeConformsNumbersToTheFile(t *testing.T) {
+	tab, err := Read(writeFile(t, "t.csv", "age,gain,kind\n30,0,a\n41,0.5,b\n52,2500,a\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	age, gain := tab.Schema.Columns[0], tab.Schema.Columns[1]
+	if !age.Integer || !slices.Equal(age.Range, []float64{30, 52}) || gain.Integer || !slices.Equal(gain.Range, []float64{0, 2500}) {
+		t.Fatalf("age integer %v range %v, gain integer %v range %v; want true [30 52], false [0 2500]", age.Integer, age.Range, gain.Integer, gain.Range)
+	}
+	z := vectors.Standardizer{Mean: []float64{0, 0}, Std: []float64{1, 1}} // encoded numbers are the file's
+	encoded := []float32{
+		36.6, -12.25, 1, 0, // age rounds up, gain below 0
+		29.2, 2600.5, 0, 1, // age below 30, gain above 2500
+		44.4, 1000.25, 1, 0, // inside both ranges
+	}
+	for _, tc := range []struct {
+		name   string
+		schema Schema
+		want   [][]string
+	}{
+		{"recorded now", tab.Schema, [][]string{{"37", "0", "a"}, {"30", "2500", "b"}, {"44", "1000.25", "a"}}},
+		{"recorded before ranges", Schema{Columns: []Column{{Name: "age", Kind: Numeric}, {Name: "gain", Kind: Numeric}, tab.Schema.Columns[2]}},
+			[][]string{{"36.599998474121094", "-12.25", "a"}, {"29.200000762939453", "2600.5", "b"}, {"44.400001525878906", "1000.25", "a"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, err := tc.schema.Decode(encoded, z)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(rows, tc.want, slices.Equal) {
+				t.Errorf("decoded %v, want %v", rows, tc.want)
+			}
+		})
+	}
+}
