@@ -248,7 +248,10 @@ func (r *reader) table() (*Table, error) {
 // describeNumbers records each numeric column's range and whether it holds
 // whole numbers only.
 func (t *Table) describeNumbers() {
-	numeric := len(t.Numbers) / max(t.N, 1)
+	if t.N == 0 {
+		return
+	}
+	numeric := len(t.Numbers) / t.N
 	j := 0
 	for i := range t.Schema.Columns {
 		c := &t.Schema.Columns[i]
@@ -260,9 +263,7 @@ func (t *Table) describeNumbers() {
 			v := t.Numbers[r*numeric+j]
 			lo, hi, whole = min(lo, v), max(hi, v), whole && v == math.Trunc(v)
 		}
-		if t.N > 0 {
-			c.Integer, c.Range = whole, []float64{lo, hi}
-		}
+		c.Integer, c.Range = whole, []float64{lo, hi}
 		j++
 	}
 }

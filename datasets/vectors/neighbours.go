@@ -13,13 +13,8 @@ import (
 // repeated rows do not shrink. It is 0 when s has fewer than two distinct
 // rows. The cost is queries·N·D.
 func (s *Set) MedianNeighbourDistance(queries int, seed uint64) float64 {
-	rows := make([]int, s.N)
-	for i := range rows {
-		rows[i] = i
-	}
-	if queries < s.N {
-		rows = rand.New(rand.NewPCG(seed, 0)).Perm(s.N)[:queries]
-	}
+	rows := rand.New(rand.NewPCG(seed, 0)).Perm(s.N)
+	rows = rows[:min(queries, s.N)]
 	var gaps []float64
 	for _, i := range rows {
 		if gap := s.nearestDistinct(i); gap > 0 {
