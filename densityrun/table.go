@@ -174,6 +174,9 @@ func TrainTable(o TableOptions) ([]TableResults, error) {
 		return nil, err
 	}
 	width := rec.Schema.Width()
+	if len(encoded) != tab.N*width {
+		return nil, fmt.Errorf("%s: rows of %d values encoded for a record of %d", o.Out, len(encoded)/max(tab.N, 1), width)
+	}
 	train, test := rowsOf(encoded, width, rec.Train), rowsOf(encoded, width, rec.Test)
 	var note string
 	if o.Batch, note, err = fitBatch(o.Batch, len(rec.Train)); err != nil {
@@ -235,6 +238,7 @@ func openTable(o TableOptions) (rec tableRecord, tab *table.Table, isNew bool, e
 		if tab.N != rec.N || !slices.EqualFunc(tab.Schema.Columns, rec.Schema.Columns, sameColumn) {
 			return rec, nil, false, fmt.Errorf("%s: the run read %d rows of %v; %s now has %d rows of %v", path, rec.N, rec.Schema.Header(), rec.File, tab.N, tab.Schema.Header())
 		}
+		tab.Schema = rec.Schema // the run's encoding (its spikes, say), as recorded
 		return rec, tab, false, nil
 	}
 	rec.Schema, rec.N = tab.Schema, tab.N
@@ -258,13 +262,12 @@ func isCategorical(s table.Schema, name string) bool {
 	return slices.ContainsFunc(s.Columns, func(c table.Column) bool { return c.Name == name && c.Kind == table.Categorical })
 }
 
-// mixedColumns is the schema's categorical columns as density's settings.
+// mixedColumns is the schema's categorical blocks (its categorical
+// columns' and its spikes') as density's settings.
 func mixedColumns(s table.Schema) density.MixedColumns {
 	var out density.MixedColumns
-	for _, c := range s.Columns {
-		if c.Kind == table.Categorical {
-			out = append(out, density.MixedColumn{Categories: len(c.Categories), Structure: losses.CategoryGraph(c.Structure)})
-		}
+	for _, b := range s.Blocks() {
+		out = append(out, density.MixedColumn{Categories: b.Categories, Structure: losses.CategoryGraph(b.Structure)})
 	}
 	return out
 }
@@ -333,7 +336,9 @@ func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, tra
 	if err != nil {
 		return TableResults{}, err
 	}
-	if err := train1(model, cfg.Method, train, rec.Schema.Width(), schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder); err != nil {
+	spread := slices.Clone(train)
+	rec.Schema.SpreadSpikes(spread, uint64(o.Seed))
+	if err := train1(model, cfg.Method, spread, rec.Schema.Width(), schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder); err != nil {
 		return TableResults{}, err
 	}
 	r, err := measureTable(b, model, cfg, rec, train, test, o)
@@ -422,19 +427,10 @@ func classify(model *density.Model, rec tableRecord, train, test []float32, targ
 // blockOf is where the categorical column name's one-hot block starts in
 // an encoded row, and its width.
 func blockOf(s table.Schema, name string) (at, k int) {
-	for _, c := range s.Columns {
-		if c.Kind == table.Numeric {
-			at++
+	for _, b := range s.Blocks() {
+		if c := s.Columns[b.Column]; c.Name == name && c.Kind == table.Categorical {
+			return b.At, b.Categories
 		}
-	}
-	for _, c := range s.Columns {
-		if c.Kind != table.Categorical {
-			continue
-		}
-		if c.Name == name {
-			return at, len(c.Categories)
-		}
-		at += len(c.Categories)
 	}
 	panic(fmt.Errorf("densityrun: no categorical column %q", name))
 }

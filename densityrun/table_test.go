@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/datasets/table"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/testutil"
@@ -230,5 +231,91 @@ func TestTableNoiseFollowsTheRowsGap(t *testing.T) {
 	run(lattice(10), sparse, "", 1)
 	if got := savedT(sparse); got != 1 {
 		t.Errorf("ten values: toy_ed_t %v, want the cap 1", got)
+	}
+}
+
+// spikeCSV writes 2,000 rows of a kind (a or b, even odds) and a balance
+// that is 0 with probability 0.9 for a, 0.3 for b, else 1000·N(0, 1): a
+// spike inside the column's range, where clamping makes no zeros.
+func spikeCSV(t *testing.T) string {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var b strings.Builder
+	b.WriteString("balance,kind\n")
+	for range 2000 {
+		kind, atZero := "a", 0.9
+		if rng.IntN(2) == 1 {
+			kind, atZero = "b", 0.3
+		}
+		balance := 0.0
+		if rng.Float64() >= atZero {
+			balance = math.Round(1000 * rng.NormFloat64())
+		}
+		fmt.Fprintf(&b, "%g,%s\n", balance, kind)
+	}
+	p := filepath.Join(t.TempDir(), "spike.csv")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestTrainTableSamplesASpike: med's synthetic rows put the balance at
+// exactly 0 in the data's share for each kind (0.9 and 0.3, as spikeCSV
+// draws them), through the spike's block; a run recorded before spikes
+// (its table.json without SpikeShare, so that the table read again has
+// one) resumes in its recorded encoding.
+func TestTrainTableSamplesASpike(t *testing.T) {
+	data := spikeCSV(t)
+	model := func(c *density.Config) error {
+		c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
+		c.LearningRate, c.EMADecay = 1e-2, 0.9
+		return nil
+	}
+	out := t.TempDir()
+	o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Model: model,
+		Steps: 1000, Batch: 128, Samples: 600, Sweeps: 30}
+	if _, err := TrainTable(o); err != nil {
+		t.Fatal(err)
+	}
+	samples, err := table.Read(filepath.Join(out, "med", SamplesFile), table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros, rows := make([]float64, 2), make([]float64, 2)
+	for i := range samples.N {
+		rows[samples.Codes[i]]++
+		if samples.Numbers[i] == 0 {
+			zeros[samples.Codes[i]]++
+		}
+	}
+	a, b := zeros[0]/rows[0], zeros[1]/rows[1]
+	t.Logf("at 0: %.3f, %.3f", a, b)
+	if math.Abs(a-0.9) > 0.1 || math.Abs(b-0.3) > 0.1 {
+		t.Errorf("synthetic balances at 0: %.3f of kind a, %.3f of b; want 0.9, 0.3", a, b)
+	}
+
+	// A run recorded before spikes: trained without one, its record's
+	// read options then emptied as an old record's are.
+	old := t.TempDir()
+	o.Out, o.Read.SpikeShare, o.Steps, o.Samples, o.Sweeps = old, 1, 2, 4, 1
+	if _, err := TrainTable(o); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(old, TableFile)
+	var rec tableRecord
+	if err := readJSON(path, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Read = table.Options{}
+	if err := atomicfile.WriteJSON(path, rec); err != nil {
+		t.Fatal(err)
+	}
+	o.Data, o.Read, o.Steps = "", table.Options{}, 4
+	results, err := TrainTable(o)
+	if err != nil || results[0].Step != 4 {
+		t.Fatalf("the old run resumed: %+v, %v; want step 4", results, err)
+	}
+	if samples, err := table.Read(filepath.Join(old, "med", SamplesFile), table.Options{SpikeShare: 1}); err != nil || samples.N != 4 {
+		t.Errorf("the old run's samples: %v", err)
 	}
 }

@@ -80,6 +80,7 @@ func parseFlags(args []string) (densityrun.TableOptions, flagcheck.Flags, error)
 	fs.StringVar(&o.Read.Missing, "missing", table.MissingError, "a missing value (empty, NA, NaN, ?): error, or drop its row")
 	fs.IntVar(&o.Read.MaxCategories, "max-categories", 1000, "most distinct values of a categorical column")
 	fs.IntVar(&o.Read.SkipRows, "skip-rows", 0, "lines to skip before the header")
+	fs.Float64Var(&o.Read.SpikeShare, "spike-share", table.DefaultSpikeShare, "a numeric column's most frequent value, held by at least this share of the rows, is a spike of its own (1: none)")
 	fs.StringVar(&methods, "methods", strings.Join(density.MixedMethods, ","), "comma-separated methods: med (energy discrepancy), mcd (contrastive divergence)")
 	fs.StringVar(&o.Target, "target", "", "a categorical column to classify with the energy")
 	fs.StringVar(&o.Set, "set", "", "GoMLX context settings of every method's model (\"toy_mixed_t=0.3;learning_rate=3e-4\"): "+strings.Join(density.SettingNames(), ", "))
@@ -97,7 +98,7 @@ func parseFlags(args []string) (densityrun.TableOptions, flagcheck.Flags, error)
 	}
 	flags := flagcheck.FlagsOf(&o, fs)
 	flags["Methods"], flags["Read.Columns"], flags["Read.Drop"] = "methods", "column", "drop"
-	flags["Missing"], flags["MaxCategories"] = "missing", "max-categories" // named so by package table
+	flags["Missing"], flags["MaxCategories"], flags["SpikeShare"] = "missing", "max-categories", "spike-share" // named so by package table
 	if fs.NArg() > 0 {
 		return o, flags, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}

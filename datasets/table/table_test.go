@@ -113,6 +113,8 @@ func TestReadRefusesBadTables(t *testing.T) {
 		{"infinity", "a,b\n1,x\nInf,y\n", Options{}, `line 3, column 1 (a): "Inf": want a finite number`},
 		{"no rows", "a,b\n", Options{}, "at least one row"},
 		{"a bad Missing", "a,b\n1,x\n2,y\n", Options{Missing: "zero"}, `Options.Missing "zero"`},
+		{"a negative SpikeShare", "a,b\n1,x\n2,y\n", Options{SpikeShare: -0.1}, `Options.SpikeShare -0.1: want a share`},
+		{"a SpikeShare over 1", "a,b\n1,x\n2,y\n", Options{SpikeShare: 1.5}, `Options.SpikeShare 1.5`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeFile(t, "t.csv", tc.text)
@@ -251,5 +253,122 @@ func TestDecodeConformsNumbersToTheFile(t *testing.T) {
 				t.Errorf("decoded %v, want %v", rows, tc.want)
 			}
 		})
+	}
+}
+
+// gainsCSV is 20 rows of a column "gain" whose value 0 takes the first
+// zeros rows and i·100 the others (so 21 − zeros distinct values), a
+// column "hours" of 12 distinct values, 40 in its first 9 rows, and a
+// category.
+func gainsCSV(zeros int) string {
+	var b strings.Builder
+	b.WriteString("gain,hours,kind\n")
+	for i := range 20 {
+		gain, hours := 0, 40
+		if i >= zeros {
+			gain = i * 100
+		}
+		if i >= 9 {
+			hours = 41 + i%11
+		}
+		b.WriteString(strconv.Itoa(gain) + "," + strconv.Itoa(hours) + "," + string(rune('a'+i%2)) + "\n")
+	}
+	return b.String()
+}
+
+// TestReadFindsSpikes: a numeric column's most frequent value is its spike
+// when it holds at least SpikeShare of the rows and the column has more
+// than FewValues distinct values — counted here from the rows as written.
+func TestReadFindsSpikes(t *testing.T) {
+	zero, forty := 0.0, 40.0
+	for _, tc := range []struct {
+		name               string
+		zeros              int
+		o                  Options
+		wantGain, wantHour *float64
+	}{
+		{"both, at the default share", 5, Options{}, &zero, &forty},        // 5/20, 9/20 ≥ 0.1
+		{"one value twice is a tenth", 2, Options{}, &zero, &forty},        // 2/20 = 0.1
+		{"below a share of 0.3", 5, Options{SpikeShare: 0.3}, nil, &forty}, // 5/20 < 0.3 ≤ 9/20
+		{"none at a share of 1", 5, Options{SpikeShare: 1}, nil, nil},
+		{"too few distinct values", 12, Options{}, nil, &forty}, // 9 distinct gains ≤ 10
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tab, err := Read(writeFile(t, "g.csv", gainsCSV(tc.zeros)), tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same := func(a, b *float64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+			gain, hours := tab.Schema.Columns[0].Spike, tab.Schema.Columns[1].Spike
+			if !same(gain, tc.wantGain) || !same(hours, tc.wantHour) {
+				t.Errorf("spikes gain %v hours %v, want %v %v", deref(gain), deref(hours), deref(tc.wantGain), deref(tc.wantHour))
+			}
+			if tc.wantHour != nil && !strings.Contains(tab.Summary(), "45.0 % of the rows at 40") {
+				t.Errorf("summary without the hours' spike:\n%s", tab.Summary())
+			}
+		})
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// TestSpikesEncodeAndDecode: a spike's block follows the categorical
+// columns' blocks, one-hot at 1 for the rows at the spike (checked
+// against the file's rows), and Decode writes the spike for a row whose
+// block leans to it whatever its number, the number (rounded and clamped)
+// otherwise; the file's rows come back through both.
+func TestSpikesEncodeAndDecode(t *testing.T) {
+	tab, err := Read(writeFile(t, "g.csv", gainsCSV(5)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := tab.Schema.Blocks()
+	want := []Block{{Column: 2, At: 2, Categories: 2, Structure: Uniform}, {Column: 0, At: 4, Categories: 2, Structure: Uniform}, {Column: 1, At: 6, Categories: 2, Structure: Uniform}}
+	if !slices.Equal(blocks, want) || tab.Schema.Width() != 8 {
+		t.Fatalf("blocks %v, width %d; want %v, 8", blocks, tab.Schema.Width(), want)
+	}
+	z := vectors.Fit(tab.NumericSet())
+	encoded, err := tab.Encode(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		row := encoded[i*8 : (i+1)*8]
+		gainAt, hoursAt := float32(0), float32(0)
+		if i < 5 {
+			gainAt = 1
+		}
+		if i < 9 {
+			hoursAt = 1
+		}
+		if !slices.Equal(row[4:], []float32{1 - gainAt, gainAt, 1 - hoursAt, hoursAt}) {
+			t.Errorf("row %d: spike blocks %v", i+1, row[4:])
+		}
+	}
+	rows, err := tab.Schema.Decode(encoded, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range rows {
+		if want := tab.Fields(i); !slices.Equal(row, want) {
+			t.Errorf("row %d decoded %v, want %v", i+1, row, want)
+		}
+	}
+	unit := vectors.Standardizer{Mean: []float64{0, 0}, Std: []float64{1, 1}}
+	model := []float32{
+		700.4, 44.6, 0.9, 0.1, 0.2, 0.8, 0.6, 0.4, // gain at its spike, hours off it
+		-50, 40.2, 0.1, 0.9, 0.7, 0.3, 0.45, 0.55, // gain off (clamped to 0), hours at 40
+	}
+	rows, err = tab.Schema.Decode(model, unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]string{{"0", "45", "a"}, {"0", "40", "b"}}; !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("decoded %v, want %v", rows, want)
 	}
 }
