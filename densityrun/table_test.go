@@ -268,12 +268,12 @@ func TestTrainTableSamplesASpike(t *testing.T) {
 	data := spikeCSV(t)
 	model := func(c *density.Config) error {
 		c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
-		c.LearningRate, c.EMADecay = 1e-2, 0.9
+		c.LearningRate, c.EMADecay, c.ED, c.Mixed.T = 1e-2, 0.9, losses.EDConfig{T: 0.05, M: 16, W: 1}, 0.5
 		return nil
 	}
 	out := t.TempDir()
 	o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Model: model,
-		Steps: 1000, Batch: 128, Samples: 600, Sweeps: 30}
+		Steps: 500, Batch: 128, Samples: 600, Sweeps: 30}
 	if _, err := TrainTable(o); err != nil {
 		t.Fatal(err)
 	}
