@@ -108,6 +108,9 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 		}
 	}
 	bayes /= float64(len(rec.Test))
+	if math.Abs(r.HeldOutAbove-0.5) > 0.06 || r.Overfitting() != "" {
+		t.Errorf("held-out rows above training rows in %.3f of pairs (z %.2f), want about half: %s", r.HeldOutAbove, r.HeldOutAboveZ, r.Overfitting())
+	}
 	if r.Step != 300 || r.TargetAccuracy < bayes-0.05 || r.TargetECE > 0.1 || r.MajorityShare < 0.5 {
 		t.Errorf("step %d, accuracy %.3f (Bayes %.3f on the same rows), ECE %.3f, majority %.3f", r.Step, r.TargetAccuracy, bayes, r.TargetECE, r.MajorityShare)
 	}
@@ -317,5 +320,26 @@ func TestTrainTableSamplesASpike(t *testing.T) {
 	}
 	if samples, err := table.Read(filepath.Join(old, "med", SamplesFile), table.Options{SpikeShare: 1}); err != nil || samples.N != 4 {
 		t.Errorf("the old run's samples: %v", err)
+	}
+}
+
+// TestOverfittingWarnsPastBothBars: the warning needs a share of at least
+// 0.55 and 3 standard errors; the shares are those measured on real runs
+// (docs/tables.md: penguins at σ 0.1, 0.72–0.82; churn, 0.49–0.51).
+func TestOverfittingWarnsPastBothBars(t *testing.T) {
+	for _, tc := range []struct {
+		share, z float64
+		warning  bool
+	}{
+		{0.754, 6.43, true},
+		{0.643, 3.63, true},
+		{0.610, 2.79, false}, // few held-out rows: not yet beyond chance
+		{0.510, 5.20, false}, // a large table: beyond chance, but slight
+		{0.497, -0.84, false},
+	} {
+		r := TableResults{HeldOutAbove: tc.share, HeldOutAboveZ: tc.z}
+		if got := r.Overfitting(); (got != "") != tc.warning || tc.warning && !strings.Contains(got, fmt.Sprintf("%.0f %% of pairs", 100*tc.share)) {
+			t.Errorf("share %.3f, z %.2f: %q; want a warning: %v", tc.share, tc.z, got, tc.warning)
+		}
 	}
 }
