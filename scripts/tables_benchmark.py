@@ -370,11 +370,14 @@ def evaluate(out, seed):
             r["tstr_auc"] = tstr_auc(rows, test, kind, target, seed)["auc"]
         res["synthetic"][name] = r
         print(name, r, flush=True)
-    for variant, method in (("ED (structured)", "med"), ("CD", "mcd")):
-        p = os.path.join(run, method, "results.json")
-        if os.path.exists(p) and target and not regression:
-            j = json.load(open(p))
-            res["synthetic"][variant]["energy_accuracy"], res["synthetic"][variant]["energy_ece"] = j.get("target_accuracy"), j.get("target_ece")
+    for variant, folder in (("ED (structured)", os.path.join(run, "med")), ("ED (uniform)", os.path.join(out, "run-%s-uniform" % seed, "med")), ("CD", os.path.join(run, "mcd"))):
+        p = os.path.join(folder, "results.json")
+        if not os.path.exists(p) or variant not in res["synthetic"]:
+            continue
+        j, r = json.load(open(p)), res["synthetic"][variant]
+        r["heldout_above"], r["heldout_above_z"] = j.get("heldout_above_training"), j.get("heldout_above_training_z")
+        if target and not regression and variant != "ED (uniform)":
+            r["energy_accuracy"], r["energy_ece"] = j.get("target_accuracy"), j.get("target_ece")
     if spec.get("anomaly"):
         res["anomaly"] = anomalies(out, seed, spec, kind, data, IsolationForest, average_precision_score)
     json.dump(res, open(os.path.join(out, "eval-%s.json" % seed), "w"), indent=1)
@@ -476,6 +479,17 @@ def report(out, name):
               cell([r["column_pair_trends"] for r in rs]), cell([r.get("tstr_" + key) for r in rs]),
               cell([r.get("dcr_share") for r in rs]), cell([r.get("copies") for r in rs], "%.4f"),
               cell([r["fit_s"] for r in rs], "%.1f"), cell([r["sample_s"] for r in rs], "%.1f")))
+    energies = [n for n in names if any(e["synthetic"][n].get("heldout_above") is not None for e in evals)]
+    if energies:
+        print("\n## Held-out rows against training rows\n")
+        print("The share of (held-out, training) pairs of rows in which the held-out row has the higher energy "
+              "(train-table's results.json; 0.5 when the model scores unseen rows as its training rows; train-table warns "
+              "at 0.55 and 3 standard errors), and its distance from 0.5 in standard errors.\n")
+        print("| model | held-out above training | standard errors |")
+        print("|---|---|---|")
+        for n in energies:
+            rs = [e["synthetic"][n] for e in evals]
+            print("| %s | %s | %s |" % (n, cell([r.get("heldout_above") for r in rs]), cell([r.get("heldout_above_z") for r in rs], "%.1f")))
     if target and not regression:
         print("\n## Classifying `%s` with the energy\n" % target)
         print("p(y | x) ∝ exp(−E(x, y)) of the joint model against XGBoost trained on the real training rows, on the same "
