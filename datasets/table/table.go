@@ -553,13 +553,12 @@ const SpikeSpread = 1
 
 // SpreadSpikes adds to each number at its column's Spike in encoded rows
 // (as Encode writes them: the spike's block at 1) a normal draw of
-// standard deviation SpikeSpread, seeded by seed. Training batches so
-// spread, with fresh draws each step, show the model a smooth density
-// where the file has a point mass, one that depends on nothing else in the
-// row (the block alone says where the row is): a sharp peak would hold the
-// sampler's chains, and a row's energy with its number at the spike
-// itself, as Encode leaves it, is then −log p(at the spike, the rest) up
-// to a constant.
+// standard deviation SpikeSpread, seeded by seed. Training rows so spread
+// show the model a smooth density where the file has a point mass, one
+// that depends on nothing else in the row (the block alone says where the
+// row is): a sharp peak would hold the sampler's chains, and a row's
+// energy with its number at the spike itself, as Encode leaves it, is
+// then −log p(at the spike, the rest) up to a constant.
 func (s Schema) SpreadSpikes(encoded []float32, seed uint64) {
 	numeric := s.numericColumns()
 	width := s.Width()
