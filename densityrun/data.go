@@ -349,9 +349,6 @@ type pointBatches struct {
 	seed        uint64
 	epoch, next int
 	order       []int
-	// augment, when set, alters each batch (a copy) before it is served,
-	// given its step: a fresh draw of noise each step, the same on resume.
-	augment func(batch []float32, step int)
 }
 
 var _ train.Dataset = (*pointBatches)(nil)
@@ -386,9 +383,6 @@ func (p *pointBatches) Yield() (spec any, inputs, labels []*tensors.Tensor, err 
 	buf := make([]float32, 0, p.batch*p.d)
 	for _, i := range p.order[p.next : p.next+p.batch] {
 		buf = append(buf, p.points[i*p.d:(i+1)*p.d]...)
-	}
-	if p.augment != nil {
-		p.augment(buf, p.epoch*p.perEpoch()+p.next/p.batch)
 	}
 	p.next += p.batch
 	return nil, []*tensors.Tensor{tensors.FromFlatDataAndDimensions(buf, p.batch, p.d)}, nil, nil

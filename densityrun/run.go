@@ -225,7 +225,7 @@ func runMethod(b backends.Backend, cfg density.Config, data *runData, o Options)
 	if err != nil {
 		return Results{}, err
 	}
-	if err := train1(model, cfg.Method, data.trainPoints, data.dim, schedule{Steps: o.Steps, Batch: o.Batch, Every: o.CheckpointEvery, Seed: o.Seed, Stop: o.Stop}, folder); err != nil {
+	if err := train1(model, cfg.Method, data.trainPoints, data.dim, schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder); err != nil {
 		return Results{}, err
 	}
 	fmt.Printf("%s: measuring: held-out log-likelihood by AIS, %d MALA samples\n", cfg.Method, o.Samples)
@@ -267,8 +267,6 @@ type schedule struct {
 	Steps, Batch, Every int
 	Seed                int64
 	Stop                <-chan os.Signal
-	// Augment, when set, alters each batch given its step (pointBatches).
-	Augment func(batch []float32, step int)
 }
 
 // train1 trains the method's model on the points (rows of dim values) to
@@ -278,7 +276,6 @@ func train1(model *density.Model, method string, points []float32, dim int, s sc
 	if err != nil {
 		return err
 	}
-	batches.augment = s.Augment
 	if step := model.Step(); step < int64(s.Steps) {
 		batches.seek(int(step))
 		fmt.Printf("%s: training from step %d to %d → %s\n", method, step, s.Steps, folder.Dir)

@@ -343,11 +343,9 @@ func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, tra
 	if err != nil {
 		return TableResults{}, err
 	}
-	spread := func(batch []float32, step int) { // each step its own draws
-		rec.Schema.SpreadSpikes(batch, uint64(o.Seed)*0x9e3779b97f4a7c15+uint64(step))
-	}
-	s := schedule{Steps: o.Steps, Batch: o.Batch, Every: o.CheckpointEvery, Seed: o.Seed, Stop: o.Stop, Augment: spread}
-	if err := train1(model, cfg.Method, train, rec.Schema.Width(), s, folder); err != nil {
+	spread := slices.Clone(train)
+	rec.Schema.SpreadSpikes(spread, uint64(o.Seed))
+	if err := train1(model, cfg.Method, spread, rec.Schema.Width(), schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder); err != nil {
 		return TableResults{}, err
 	}
 	r, err := measureTable(b, model, cfg, rec, train, test, o)
