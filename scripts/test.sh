@@ -46,7 +46,7 @@ fast_compile="--xla_backend_optimization_level=0 --xla_cpu_parallel_codegen_spli
 # Test binaries without DWARF tables link in half the time (-w); the
 # longest packages first (measured, docs/first-hour.md), so that none
 # finishes alone at the end.
-longest=(./lebm ./lebmeval ./cmd/train-lebm ./density ./nets ./losses)
+longest=(./lebm ./densityrun ./lebmeval ./cmd/train-lebm ./density ./nets ./losses)
 # XLA's compiler spends a sixth of its time in glibc's malloc and free;
 # jemalloc takes 16 % off the pass's CPU time (docs/testing.md).
 jemalloc=$(compgen -G '/usr/lib/*/libjemalloc.so.2' | head -1)
