@@ -225,7 +225,7 @@ func runMethod(b backends.Backend, cfg density.Config, data *runData, o Options)
 	if err != nil {
 		return Results{}, err
 	}
-	if err := train1(model, cfg.Method, data.trainPoints, data.dim, schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder); err != nil {
+	if _, err := train1(model, cfg.Method, data.trainPoints, data.dim, schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder); err != nil {
 		return Results{}, err
 	}
 	fmt.Printf("%s: measuring: held-out log-likelihood by AIS, %d MALA samples\n", cfg.Method, o.Samples)
@@ -270,11 +270,13 @@ type schedule struct {
 }
 
 // train1 trains the method's model on the points (rows of dim values) to
-// s.Steps (Fit), from the batch its step is at, and draws its loss.
-func train1(model *density.Model, method string, points []float32, dim int, s schedule, folder training.Folder) error {
+// s.Steps (Fit), from the batch its step is at, and draws its loss; it
+// returns the training steps' time, summed over the metrics log (each
+// step once, however many invocations trained them).
+func train1(model *density.Model, method string, points []float32, dim int, s schedule, folder training.Folder) (seconds float64, err error) {
 	batches, err := newPointBatches(points, dim, s.Batch, uint64(s.Seed))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if step := model.Step(); step < int64(s.Steps) {
 		batches.seek(int(step))
@@ -282,9 +284,12 @@ func train1(model *density.Model, method string, points []float32, dim int, s sc
 	}
 	history, err := Fit(model, batches, FitOptions{Folder: folder, To: int64(s.Steps), Every: int64(s.Every), Stop: s.Stop})
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return plotLoss(folder, "Training loss", history)
+	for _, r := range history {
+		seconds += r.Seconds
+	}
+	return seconds, plotLoss(folder, "Training loss", history)
 }
 
 // samplesName is the samples file of an input file, in its format.

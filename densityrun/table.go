@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph"
@@ -110,6 +111,12 @@ type TableResults struct {
 	// chains tuned in their warm-up and their acceptance after it.
 	SampleStepSize   float64 `json:"sample_step_size,omitempty"`
 	SampleAcceptance float64 `json:"sample_acceptance"`
+	// TrainSeconds is the training steps' time, summed over the metrics
+	// log (each step once: a stopped and resumed run's too);
+	// MeasureSeconds the time to measure the model and sample its rows,
+	// in the invocation that wrote these results.
+	TrainSeconds   float64 `json:"train_seconds"`
+	MeasureSeconds float64 `json:"measure_seconds"`
 }
 
 // tableRecord is TableFile's content.
@@ -345,13 +352,16 @@ func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, tra
 	}
 	spread := slices.Clone(train)
 	rec.Schema.SpreadSpikes(spread, uint64(o.Seed))
-	if err := train1(model, cfg.Method, spread, rec.Schema.Width(), schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder); err != nil {
+	trained, err := train1(model, cfg.Method, spread, rec.Schema.Width(), schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder)
+	if err != nil {
 		return TableResults{}, err
 	}
+	start := time.Now()
 	r, err := measureTable(b, model, cfg, rec, train, test, o)
 	if err != nil {
 		return r, err
 	}
+	r.TrainSeconds, r.MeasureSeconds = trained, time.Since(start).Seconds()
 	fmt.Printf("%s: held-out energy %.4f (training %.4f)", cfg.Method, r.TestEnergy, r.TrainEnergy)
 	if r.Target != "" {
 		fmt.Printf("; %s classified with accuracy %.4f (majority %.4f), ECE %.4f", r.Target, r.TargetAccuracy, r.MajorityShare, r.TargetECE)

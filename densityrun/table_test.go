@@ -1,6 +1,7 @@
 package densityrun
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -108,6 +109,23 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 		}
 	}
 	bayes /= float64(len(rec.Test))
+	// The training time of both invocations, each step once, as the
+	// metrics log has it; the measuring and sampling of the second.
+	metrics, err := os.ReadFile(filepath.Join(out, "med", "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged float64
+	for _, row := range strings.Split(strings.TrimSpace(string(metrics)), "\n") {
+		var step struct{ Seconds float64 }
+		if err := json.Unmarshal([]byte(row), &step); err != nil {
+			t.Fatal(err)
+		}
+		logged += step.Seconds
+	}
+	if math.Abs(r.TrainSeconds-logged) > 1e-9*logged || r.TrainSeconds <= 0 || r.MeasureSeconds <= 0 {
+		t.Errorf("train seconds %v (metrics log: %v), measure seconds %v", r.TrainSeconds, logged, r.MeasureSeconds)
+	}
 	if math.Abs(r.HeldOutAbove-0.5) > 0.06 || r.Overfitting() != "" {
 		t.Errorf("held-out rows above training rows in %.3f of pairs (z %.2f), want about half: %s", r.HeldOutAbove, r.HeldOutAboveZ, r.Overfitting())
 	}

@@ -376,6 +376,8 @@ def evaluate(out, seed):
             continue
         j, r = json.load(open(p)), res["synthetic"][variant]
         r["heldout_above"], r["heldout_above_z"] = j.get("heldout_above_training"), j.get("heldout_above_training_z")
+        if j.get("train_seconds"):  # each step once, a resumed run's too; else the process's wall time above
+            r["fit_s"], r["sample_s"] = j["train_seconds"], j["measure_seconds"]
         if target and not regression and variant != "ED (uniform)":
             r["energy_accuracy"], r["energy_ece"] = j.get("target_accuracy"), j.get("target_ece")
     if spec.get("anomaly"):
@@ -460,8 +462,10 @@ def report(out, name):
     print("## Synthetic rows\n")
     print("As many synthetic rows as training rows from each model. Quality: SDMetrics' QualityReport against the training "
           "rows (the mean of Column Shapes and Column Pair Trends, each 0–1, higher better). Train on synthetic, test on real: "
-          "%s on the held-out real rows. Time: wall seconds to fit and to sample; for train-table's models, one "
-          "process's wall time to train, measure and sample, in the fit column. The machine also ran other work. "
+          "%s on the held-out real rows. Time: wall seconds to fit and to sample; for train-table's models, the "
+          "training steps' time summed over the run's metrics log (a stopped and resumed run counts each step once) and "
+          "the time to measure the model and sample its rows (results.json; for runs before it recorded them, one "
+          "process's wall time to train, measure and sample, in the fit column). The machine also ran other work. "
           "Nearer training: the share of synthetic rows nearer to a random sample of the training rows (as many as the "
           "held-out ones) than to the held-out rows — 0.5 for rows drawn from the data's law, 1 for copies; copies: the "
           "share equal to a training row.\n" % (
