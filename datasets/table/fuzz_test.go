@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-
-	"github.com/edlebm/edlebm/datasets/vectors"
 )
 
 // FuzzRead reads arbitrary bytes as a table: never a panic, and a table
@@ -53,15 +51,7 @@ func FuzzRead(f *testing.F) {
 		}
 		// Encoded and decoded, every category and every spike comes back
 		// exactly (numbers off a spike: to float32's precision).
-		z := vectors.Fit(tab.NumericSet())
-		encoded, err := tab.Encode(z)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := tab.Schema.Decode(encoded, z)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, _, rows := encodeDecode(t, tab)
 		for i, row := range rows {
 			for j, field := range tab.Fields(i) {
 				c := tab.Schema.Columns[j]

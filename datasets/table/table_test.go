@@ -172,6 +172,21 @@ func TestEncodeStandardisesAndOneHots(t *testing.T) {
 	}
 }
 
+// encodeDecode encodes tab's rows, standardised as vectors.Fit of its
+// numbers, and decodes them back.
+func encodeDecode(t testing.TB, tab *Table) (z vectors.Standardizer, encoded []float32, rows [][]string) {
+	t.Helper()
+	z = vectors.Fit(tab.NumericSet())
+	encoded, err := tab.Encode(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, err = tab.Schema.Decode(encoded, z); err != nil {
+		t.Fatal(err)
+	}
+	return z, encoded, rows
+}
+
 // TestDecodeInvertsEncode: the penguins encoded and decoded are the file's
 // rows again (numbers to float32 precision, every category its word), in
 // the file's column order.
@@ -180,15 +195,7 @@ func TestDecodeInvertsEncode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	z := vectors.Fit(tab.NumericSet())
-	encoded, err := tab.Encode(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := tab.Schema.Decode(encoded, z)
-	if err != nil {
-		t.Fatal(err)
-	}
+	z, encoded, rows := encodeDecode(t, tab)
 	want := [][]string{
 		{"Adelie", "Torgersen", "39.1", "3750", "male", "2007", "Mar"},
 		{"Adelie", "Biscoe, north", "39.5", "3800", "female", "2007", "Dec"},
@@ -332,11 +339,7 @@ func TestSpikesEncodeAndDecode(t *testing.T) {
 	if !slices.Equal(blocks, want) || tab.Schema.Width() != 8 {
 		t.Fatalf("blocks %v, width %d; want %v, 8", blocks, tab.Schema.Width(), want)
 	}
-	z := vectors.Fit(tab.NumericSet())
-	encoded, err := tab.Encode(z)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, encoded, rows := encodeDecode(t, tab)
 	for i := range 20 {
 		row := encoded[i*8 : (i+1)*8]
 		gainAt, hoursAt := float32(0), float32(0)
@@ -350,10 +353,6 @@ func TestSpikesEncodeAndDecode(t *testing.T) {
 			t.Errorf("row %d: spike blocks %v", i+1, row[4:])
 		}
 	}
-	rows, err := tab.Schema.Decode(encoded, z)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i, row := range rows {
 		if want := tab.Fields(i); !slices.Equal(row, want) {
 			t.Errorf("row %d decoded %v, want %v", i+1, row, want)
@@ -364,11 +363,11 @@ func TestSpikesEncodeAndDecode(t *testing.T) {
 		700.4, 44.6, 0.9, 0.1, 0.2, 0.8, 0.6, 0.4, // gain at its spike, hours off it
 		-50, 40.2, 0.1, 0.9, 0.7, 0.3, 0.45, 0.55, // gain off (clamped to 0), hours at 40
 	}
-	rows, err = tab.Schema.Decode(model, unit)
+	decoded, err := tab.Schema.Decode(model, unit)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := [][]string{{"0", "45", "a"}, {"0", "40", "b"}}; !slices.EqualFunc(rows, want, slices.Equal) {
-		t.Errorf("decoded %v, want %v", rows, want)
+	if want := [][]string{{"0", "45", "a"}, {"0", "40", "b"}}; !slices.EqualFunc(decoded, want, slices.Equal) {
+		t.Errorf("decoded %v, want %v", decoded, want)
 	}
 }
