@@ -177,6 +177,7 @@ func TestTrainTableRefusesBadOptions(t *testing.T) {
 		{TableOptions{Data: data, Target: "size"}, `Options.Target "size"`},
 		{TableOptions{Data: data, Target: "colour"}, `Options.Target "colour"`},
 		{TableOptions{}, "Options.Data: required"},
+		{TableOptions{Data: data, Read: table.Options{SpikeShare: 2}}, "Options.SpikeShare 2: want a share"},
 		{TableOptions{Data: data, Read: table.Options{Drop: []string{"kind"}}, Methods: []string{"med"}}, "no categorical columns"},
 	} {
 		out := filepath.Join(t.TempDir(), "run")
