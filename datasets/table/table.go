@@ -13,6 +13,10 @@
 // (empty, NA, NaN; or Options.Missing drops such rows), a column with one
 // value, and a categorical column of more than Options.MaxCategories
 // distinct values (an identifier, most likely).
+//
+// A numeric column's point mass (a value held by Options.SpikeShare of the
+// rows or more) is its Spike: encoded rows say in a block of their own
+// whether they are at it, so that a model keeps the mass whole.
 package table
 
 import (
