@@ -145,10 +145,8 @@ func (o TableOptions) withDefaults() (TableOptions, error) {
 		return o, errors.New("Options.Out: the run folder is required")
 	case o.Steps < 1 || o.Batch < 0 || o.CheckpointEvery < 1 || o.Samples < 1 || o.Sweeps < 1:
 		return o, fmt.Errorf("densityrun: steps %d, batch %d, checkpoint-every %d, samples %d and sweeps %d: want ≥ 1", o.Steps, o.Batch, o.CheckpointEvery, o.Samples, o.Sweeps)
-	case o.Read.SpikeShare < 0 || o.Read.SpikeShare > 1: // as table.Read, before the file is named
-		return o, fmt.Errorf("Options.SpikeShare %g: want a share of the rows in (0, 1]", o.Read.SpikeShare)
 	}
-	return o, nil
+	return o, o.Read.Check() // before the file is read, so not named as Options.Data's
 }
 
 // TrainTable trains and measures every mixed method of o on a user's table

@@ -144,10 +144,8 @@ type Table struct {
 	// Other holds, for ReadRows, the file's columns that are not the
 	// schema's (a label, an identifier): each row's field, by header name.
 	Other map[string][]string
-	// few lists the numeric columns of integers with few distinct values;
-	// spikeShares each spiked column's share of rows at its spike.
-	few         []string
-	spikeShares map[string]float64
+	// few lists the numeric columns of integers with few distinct values.
+	few []string
 }
 
 // missingWords are a missing value's spellings (and the empty field).
@@ -166,16 +164,27 @@ func checkMissing(missing string) error {
 	return nil
 }
 
+// Check reports the first of o's settings out of its range (a zero value
+// is valid: it takes the default), before any file is read.
+func (o Options) Check() error {
+	if o.Missing != "" {
+		if err := checkMissing(o.Missing); err != nil {
+			return err
+		}
+	}
+	if o.SpikeShare < 0 || o.SpikeShare > 1 {
+		return fmt.Errorf("table: Options.SpikeShare %g: want a share of the rows in (0, 1]", o.SpikeShare)
+	}
+	return nil
+}
+
 // Read reads the CSV file at path (.csv or .csv.gz) with a header. Errors
 // name the file, and the line and column where there is one.
 func Read(path string, o Options) (*Table, error) {
 	o.Missing, o.MaxCategories, o.FewValues = cmp.Or(o.Missing, MissingError), cmp.Or(o.MaxCategories, 1000), cmp.Or(o.FewValues, 10)
 	o.SpikeShare = cmp.Or(o.SpikeShare, DefaultSpikeShare)
-	if err := checkMissing(o.Missing); err != nil {
+	if err := o.Check(); err != nil {
 		return nil, err
-	}
-	if !(o.SpikeShare > 0 && o.SpikeShare <= 1) {
-		return nil, fmt.Errorf("table: Options.SpikeShare %g: want a share of the rows in (0, 1]", o.SpikeShare)
 	}
 	r := &reader{path: path, o: o}
 	if err := vectors.ReadRecords(path, o.SkipRows, r.add); err != nil {
@@ -297,10 +306,6 @@ func (t *Table) describeNumbers(o Options) {
 		c.Integer, c.Range = whole, []float64{lo, hi}
 		if spike, n := mostFrequent(counts); len(counts) > o.FewValues && float64(n) >= o.SpikeShare*float64(t.N) {
 			c.Spike = &spike
-			if t.spikeShares == nil {
-				t.spikeShares = map[string]float64{}
-			}
-			t.spikeShares[c.Name] = float64(n) / float64(t.N)
 		}
 		j++
 	}
@@ -425,9 +430,11 @@ func (t *Table) Summary() string {
 		fmt.Fprintf(&b, " (%d dropped for a missing value)", t.Dropped)
 	}
 	b.WriteString("\n")
+	sp := t.Schema.spikes() // in the columns' order, as Blocks puts them
 	for _, c := range t.Schema.Columns {
 		if c.Kind == Numeric && c.Spike != nil {
-			fmt.Fprintf(&b, "  %-20s numeric, %.1f %% of the rows at %g (a spike, decoded as such)\n", c.Name, 100*t.spikeShares[c.Name], *c.Spike)
+			fmt.Fprintf(&b, "  %-20s numeric, %.1f %% of the rows at %g (a spike, decoded as such)\n", c.Name, 100*t.shareAt(sp[0]), *c.Spike)
+			sp = sp[1:]
 			continue
 		}
 		if c.Kind == Numeric {
@@ -525,7 +532,7 @@ func (t *Table) Encode(z vectors.Standardizer) ([]float32, error) {
 	if err := z.Check(len(numeric)); err != nil {
 		return nil, fmt.Errorf("table: %s: %w", t.Name, err)
 	}
-	blocks := t.Schema.Blocks()
+	blocks, spikes := t.Schema.Blocks(), t.Schema.spikes()
 	categorical := len(t.Schema.Columns) - len(numeric)
 	width := t.Schema.Width()
 	out := make([]float32, t.N*width)
@@ -535,16 +542,15 @@ func (t *Table) Encode(z vectors.Standardizer) ([]float32, error) {
 		for j, v := range numbers {
 			row[j] = float32((v - z.Mean[j]) / z.Std[j])
 		}
-		for c, b := range blocks {
-			if c < categorical {
-				row[b.At+t.Codes[i*categorical+c]] = 1
-				continue
-			}
+		for c, b := range blocks[:categorical] {
+			row[b.At+t.Codes[i*categorical+c]] = 1
+		}
+		for _, sp := range spikes {
 			at := 0 // off the spike
-			if numbers[slices.Index(numeric, b.Column)] == *t.Schema.Columns[b.Column].Spike {
+			if numbers[sp.number] == sp.value {
 				at = 1
 			}
-			row[b.At+at] = 1
+			row[sp.block+at] = 1
 		}
 	}
 	return out, nil
@@ -564,17 +570,35 @@ const SpikeSpread = 1
 // energy with its number at the spike itself, as Encode leaves it, is
 // then −log p(at the spike, the rest) up to a constant.
 func (s Schema) SpreadSpikes(encoded []float32, seed uint64) {
-	numeric := s.numericColumns()
-	width := s.Width()
+	spikes, width := s.spikes(), s.Width()
 	rng := rand.New(rand.NewPCG(seed, 0x7370696b))
 	for r := 0; r+width <= len(encoded); r += width {
 		row := encoded[r : r+width]
-		for _, b := range s.Blocks() {
-			if s.Columns[b.Column].Kind == Numeric && row[b.At+1] == 1 {
-				row[slices.Index(numeric, b.Column)] += float32(SpikeSpread * rng.NormFloat64())
+		for _, sp := range spikes {
+			if row[sp.block+1] == 1 {
+				row[sp.number] += float32(SpikeSpread * rng.NormFloat64())
 			}
 		}
 	}
+}
+
+// spike is a spiked numeric column in an encoded row: its number's place,
+// its block's, and its value.
+type spike struct {
+	number, block int
+	value         float64
+}
+
+// spikes are the schema's spikes, in the order of their blocks.
+func (s Schema) spikes() []spike {
+	numeric := s.numericColumns()
+	var out []spike
+	for _, b := range s.Blocks() {
+		if c := s.Columns[b.Column]; c.Kind == Numeric {
+			out = append(out, spike{number: slices.Index(numeric, b.Column), block: b.At, value: *c.Spike})
+		}
+	}
+	return out
 }
 
 // NumericSet is the numeric columns as vectors, for vectors.Fit.
@@ -636,6 +660,18 @@ func (c Column) conform(v float64) float64 {
 		v = math.Round(v)
 	}
 	return v
+}
+
+// shareAt is the share of t's rows at spike sp.
+func (t *Table) shareAt(sp spike) float64 {
+	numeric := len(t.Numbers) / max(t.N, 1)
+	n := 0
+	for r := range t.N {
+		if t.Numbers[r*numeric+sp.number] == sp.value {
+			n++
+		}
+	}
+	return float64(n) / float64(t.N)
 }
 
 // Header is the columns' names, in the file's order.
