@@ -108,9 +108,10 @@ type TableResults struct {
 	TargetECE      float64 `json:"target_ece,omitempty"`
 	MajorityShare  float64 `json:"majority_share,omitempty"`
 	// SampleStepSize and SampleAcceptance are the MALA step the samples'
-	// chains tuned in their warm-up and their acceptance after it.
-	SampleStepSize   float64 `json:"sample_step_size,omitempty"`
-	SampleAcceptance float64 `json:"sample_acceptance"`
+	// chains tuned in their warm-up and their acceptance after it; absent
+	// where no MALA step moved the rows (a table without numbers).
+	SampleStepSize   float64  `json:"sample_step_size,omitempty"`
+	SampleAcceptance *float64 `json:"sample_acceptance,omitempty"`
 	// TrainSeconds is the training steps' time, summed over the metrics
 	// log (each step once: a stopped and resumed run's too);
 	// MeasureSeconds the time to measure the model and sample its rows,
@@ -495,7 +496,8 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 	ctx := model.Context()
 	energy := func(ctx *context.Context) losses.EnergyFn { return density.AveragedEnergy(ctx, cfg) }
 	step, sweeps := cfg.Mixed.StepSize, o.Sweeps
-	if warmup := o.Sweeps / 4; warmup > 0 && layout.Numeric > 0 && cfg.Mixed.MALASteps > 0 {
+	mala := layout.Numeric > 0 && cfg.Mixed.MALASteps > 0
+	if warmup := o.Sweeps / 4; warmup > 0 && mala {
 		fmt.Printf("%s: tuning MALA's step over %d sweeps of %d synthetic rows\n", cfg.Method, warmup, o.Samples)
 		tuned, after, err := sampling.TuneMixed(b, ctx, energy(ctx), x, layout, cfg.Mixed.MALASteps,
 			sampling.TuneConfig{Target: 0.574, InitialStepSize: step, WarmupSteps: warmup})
@@ -534,7 +536,9 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 		outs[1].FinalizeAll()
 		bar.Add(block)
 	}
-	r.SampleStepSize, r.SampleAcceptance = step, acceptance
+	if mala {
+		r.SampleStepSize, r.SampleAcceptance = step, &acceptance
+	}
 	return tensors.MustCopyFlatData[float32](x), nil
 }
 

@@ -342,6 +342,63 @@ func TestTrainTableSamplesASpike(t *testing.T) {
 	}
 }
 
+// TestTrainTableWithoutNumbers trains med on a table of two categorical
+// columns and no number (as UCI's mushroom table): the synthetic rows' joint
+// shares of the six (colour, size) cells match the truth's, and the
+// results record no MALA step or acceptance, as no MALA step ran.
+func TestTrainTableWithoutNumbers(t *testing.T) {
+	cells := []struct {
+		colour, size string
+		p            float64
+	}{{"r", "s", 0.3}, {"r", "l", 0.1}, {"g", "s", 0.05}, {"g", "l", 0.25}, {"b", "s", 0.15}, {"b", "l", 0.15}}
+	rng := rand.New(rand.NewPCG(15, 16))
+	var b strings.Builder
+	b.WriteString("colour,size\n")
+	for range 2000 {
+		u, c := rng.Float64(), 0
+		for c < len(cells)-1 && u >= cells[c].p {
+			u -= cells[c].p
+			c++
+		}
+		fmt.Fprintf(&b, "%s,%s\n", cells[c].colour, cells[c].size)
+	}
+	data := filepath.Join(t.TempDir(), "cells.csv")
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := func(c *density.Config) error {
+		c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
+		c.LearningRate, c.EMADecay, c.Mixed.T = 1e-2, 0.9, 0.5
+		return nil
+	}
+	out := t.TempDir()
+	o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Model: model,
+		Steps: 500, Batch: 128, Samples: 1000, Sweeps: 20}
+	results, err := TrainTable(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := results[0]; r.SampleAcceptance != nil || r.SampleStepSize != 0 {
+		t.Errorf("results record a MALA step (%g) or acceptance for rows without numbers", r.SampleStepSize)
+	}
+	samples, err := table.Read(filepath.Join(out, "med", SamplesFile), table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[[2]string]float64{}
+	for i := range samples.N {
+		row := samples.Fields(i)
+		count[[2]string{row[0], row[1]}]++
+	}
+	for _, c := range cells {
+		got := count[[2]string{c.colour, c.size}] / float64(samples.N)
+		// 4 standard errors of 1,000 rows' share, and 0.02 for the model
+		if tol := 4*math.Sqrt(c.p*(1-c.p)/1000) + 0.02; math.Abs(got-c.p) > tol {
+			t.Errorf("synthetic share of (%s, %s): %.3f; want %.2f ± %.3f", c.colour, c.size, got, c.p, tol)
+		}
+	}
+}
+
 // TestOverfittingWarnsPastBothBars: the warning needs a share of at least
 // 0.55 and 3 standard errors; the shares are those measured on real runs
 // (docs/tables.md: penguins at σ 0.1, 0.72–0.82; churn, 0.49–0.51).

@@ -10,7 +10,7 @@
 # runs in a virtual environment of its own (VENV), pinned below. Writes
 # docs/results/tables/benchmark-NAME.md; run folders under RUNS/NAME.
 #
-#   scripts/tables-benchmark.sh NAME [SEED...]      NAME: penguins, churn, adult, bank, beijing
+#   scripts/tables-benchmark.sh NAME [SEED...]      NAME: penguins, churn, adult, bank, beijing, mushroom
 #   scripts/tables-benchmark.sh PATH [SEED...]      the authors' data folder (info.json, train.csv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
