@@ -24,71 +24,111 @@ func ReadRows(path string, s Schema, o Options) (*Table, error) {
 	if err := checkMissing(o.Missing); err != nil {
 		return nil, err
 	}
-	t := &Table{Name: filepath.Base(path), Schema: s, Other: map[string][]string{}}
-	var at []int // each schema column's place in the file
-	var other []int
-	var header []string
+	p := rowParser{t: &Table{Name: filepath.Base(path), Schema: s, Other: map[string][]string{}}, source: path, missing: o.Missing}
 	err := vectors.ReadRecords(path, o.SkipRows, func(rec []string, line int) error {
-		if header == nil {
-			header = slices.Clone(rec)
-			return t.placeColumns(path, header, &at, &other)
+		if p.header == nil {
+			return p.setHeader(rec)
 		}
-		numbers, codes, err := s.parseRow(path, line, rec, at, o.Missing)
-		switch {
-		case err != nil:
-			return err
-		case numbers == nil:
-			t.Dropped++
-			return nil
-		}
-		t.Numbers, t.Codes = append(t.Numbers, numbers...), append(t.Codes, codes...)
-		for _, j := range other {
-			t.Other[header[j]] = append(t.Other[header[j]], strings.TrimSpace(rec[j]))
-		}
-		t.Lines = append(t.Lines, line)
-		t.N++
-		return nil
+		return p.add(rec, fmt.Sprintf("%s, line %d", path, line), line)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if header == nil || t.N == 0 {
+	if p.header == nil || p.t.N == 0 {
 		return nil, fmt.Errorf("table: %s: a header and at least one row wanted", path)
 	}
-	return t, nil
+	return p.t, nil
 }
 
-// placeColumns finds each of t's schema columns in the file's header
-// (at) and lists the file's other columns (other).
-func (t *Table) placeColumns(path string, header []string, at, other *[]int) error {
+// ParseRows reads new rows held in memory (a request's) for a model
+// trained on schema s, as ReadRows reads a file's: header names the
+// records' fields, every column of s among them; each record is one row,
+// its fields checked as ReadRows checks them, the errors naming source,
+// the row (from 1) and the column. A missing value is an error. Table.Lines
+// holds each row's number.
+func (s Schema) ParseRows(source string, header []string, records [][]string) (*Table, error) {
+	p := rowParser{t: &Table{Name: source, Schema: s, Other: map[string][]string{}}, source: source, missing: MissingError}
+	if err := p.setHeader(header); err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, fmt.Errorf("table: %s: no rows", source)
+	}
+	for i, rec := range records {
+		if len(rec) != len(header) {
+			return nil, fmt.Errorf("table: %s, row %d: %d fields, want %d (%q)", source, i+1, len(rec), len(header), header)
+		}
+		if err := p.add(rec, fmt.Sprintf("%s, row %d", source, i+1), i+1); err != nil {
+			return nil, err
+		}
+	}
+	return p.t, nil
+}
+
+// rowParser parses the rows of ReadRows and ParseRows into t.
+type rowParser struct {
+	t       *Table
+	source  string // the file or what sent the rows
+	missing string // Options.Missing
+	header  []string
+	at      []int // each schema column's place in a record
+	other   []int // the records' fields that are not the schema's
+}
+
+// setHeader finds each of the schema's columns in the header and lists
+// its other columns.
+func (p *rowParser) setHeader(header []string) error {
+	p.header = slices.Clone(header)
 	var missing []string
-	for _, c := range t.Schema.Columns {
+	for _, c := range p.t.Schema.Columns {
 		j := slices.Index(header, c.Name)
 		if j < 0 {
 			missing = append(missing, c.Name)
 		}
-		*at = append(*at, j)
+		p.at = append(p.at, j)
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("table: %s: the header %q lacks the model's columns %q", path, header, missing)
+		return fmt.Errorf("table: %s: the header %q lacks the model's columns %q", p.source, header, missing)
 	}
 	for j, name := range header {
-		if !slices.Contains(*at, j) && !slices.Contains(header[:j], name) {
-			*other = append(*other, j)
+		if !slices.Contains(p.at, j) && !slices.Contains(header[:j], name) {
+			p.other = append(p.other, j)
 		}
 	}
 	return nil
 }
 
+// add parses one record, found at place (a file's line, a request's row),
+// into t; a row with a missing value is dropped when p.missing says so.
+func (p *rowParser) add(rec []string, place string, line int) error {
+	numbers, codes, err := p.t.Schema.parseRow(place, rec, p.at, p.missing)
+	switch {
+	case err != nil:
+		return err
+	case numbers == nil:
+		p.t.Dropped++
+		return nil
+	}
+	t := p.t
+	t.Numbers, t.Codes = append(t.Numbers, numbers...), append(t.Codes, codes...)
+	for _, j := range p.other {
+		t.Other[p.header[j]] = append(t.Other[p.header[j]], strings.TrimSpace(rec[j]))
+	}
+	t.Lines = append(t.Lines, line)
+	t.N++
+	return nil
+}
+
 // parseRow parses one record's values in the schema's columns (at: their
-// places in the record): the numeric columns' numbers and the categorical
-// columns' codes, in the schema's order. A row with a missing value is
-// nil, nil, nil when missing is MissingDrop.
-func (s Schema) parseRow(path string, line int, rec []string, at []int, missing string) (numbers []float64, codes []int, err error) {
+// places in the record; place says where the record is, for the errors):
+// the numeric columns' numbers and the categorical columns' codes, in the
+// schema's order. A row with a missing value is nil, nil, nil when missing
+// is MissingDrop.
+func (s Schema) parseRow(place string, rec []string, at []int, missing string) (numbers []float64, codes []int, err error) {
 	numbers, codes = []float64{}, []int{}
 	for i, c := range s.Columns {
 		field := strings.TrimSpace(rec[at[i]])
-		where := fmt.Sprintf("%s, line %d, column %d (%s)", path, line, at[i]+1, c.Name)
+		where := fmt.Sprintf("%s, column %d (%s)", place, at[i]+1, c.Name)
 		if isMissing(field) {
 			if missing == MissingDrop {
 				return nil, nil, nil

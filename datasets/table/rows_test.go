@@ -80,6 +80,53 @@ func TestReadRowsRefusesWhatTrainingNeverSaw(t *testing.T) {
 	}
 }
 
+// TestParseRowsReadsRowsInMemory: a request's rows, columns in another
+// order and an id beside them, give the numbers and codes read off the
+// schema by hand (as TestReadRowsEncodesAgainstTheTrainingSchema's file
+// does), numbered from 1; bad rows are refused naming the source, the row
+// and the column.
+func TestParseRowsReadsRowsInMemory(t *testing.T) {
+	s := penguinSchema(t)
+	header := []string{"id", "month", "year", "sex", "body_mass_g", "bill_length_mm", "island", "species"}
+	tab, err := s.ParseRows("the request", header, [][]string{
+		{"a", "Dec", "2009", "male", "4000", "40.5", "Dream", "Gentoo"},
+		{"b", "Mar", " 2007", "female", "3000.5", "38", "Biscoe, north", "Adelie"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNumbers := []float64{40.5, 4000, 2009, 38, 3000.5, 2007}
+	wantCodes := []int{2, 2, 1, 0, 0, 1, 0, 3}
+	if tab.N != 2 || !slices.Equal(tab.Numbers, wantNumbers) || !slices.Equal(tab.Codes, wantCodes) || !slices.Equal(tab.Lines, []int{1, 2}) || !slices.Equal(tab.Other["id"], []string{"a", "b"}) {
+		t.Errorf("%d rows, numbers %v codes %v rows %v other %v; want 2, %v, %v, [1 2], ids a, b", tab.N, tab.Numbers, tab.Codes, tab.Lines, tab.Other, wantNumbers, wantCodes)
+	}
+	ordered := s.Header()
+	good := []string{"Adelie", "Dream", "40", "4000", "male", "2007", "Mar"}
+	with := func(column int, value string) []string {
+		row := slices.Clone(good)
+		row[column] = value
+		return row
+	}
+	for _, tc := range []struct {
+		name    string
+		header  []string
+		records [][]string
+		want    string
+	}{
+		{"a column missing", []string{"species", "island"}, [][]string{{"Adelie", "Dream"}}, `lacks the model's columns ["bill_length_mm"`},
+		{"an unseen category", ordered, [][]string{good, with(0, "Emperor")}, `the request, row 2, column 1 (species): table: column "species": category "Emperor" was not in the training rows`},
+		{"a word among numbers", ordered, [][]string{with(2, "forty")}, `the request, row 1, column 3 (bill_length_mm): "forty": want a finite number`},
+		{"a missing value", ordered, [][]string{good, good, with(3, "")}, `the request, row 3, column 4 (body_mass_g): a missing value ""`},
+		{"a short row", ordered, [][]string{good[:6]}, `the request, row 1: 6 fields, want 7`},
+		{"no rows", ordered, nil, "the request: no rows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := s.ParseRows("the request", tc.header, tc.records); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
 // FuzzReadRows reads arbitrary bytes against the penguins' schema: never a
 // panic, and rows read have finite numbers and codes within their columns.
 func FuzzReadRows(f *testing.F) {
