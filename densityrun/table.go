@@ -424,11 +424,30 @@ func classify(model *density.Model, rec tableRecord, train, test []float32, targ
 	width := rec.Schema.Width()
 	at, k := blockOf(rec.Schema, target)
 	n := len(test) / width
-	variants := make([]float32, 0, n*k*width)
 	labels := make([]int, n)
 	for i := range n {
-		row := test[i*width : (i+1)*width]
-		labels[i] = slices.Index(row[at:at+k], 1)
+		labels[i] = slices.Index(test[i*width+at:i*width+at+k], 1)
+	}
+	energies, err := model.Energies(targetVariants(test, width, at, k), width)
+	if err != nil {
+		return err
+	}
+	counts := make([]float64, k)
+	for i := range len(train) / width {
+		counts[slices.Index(train[i*width+at:i*width+at+k], 1)]++
+	}
+	r.Target, r.MajorityShare = target, slices.Max(counts)/float64(len(train)/width)
+	r.TargetECE, r.TargetAccuracy, err = eval.ExpectedCalibrationError(softmaxOfNegatives(energies, k), k, labels, 10)
+	return err
+}
+
+// targetVariants is each encoded row (width values) with the categorical
+// block of k categories at at set to every category in turn: k rows a row.
+func targetVariants(encoded []float32, width, at, k int) []float32 {
+	n := len(encoded) / width
+	variants := make([]float32, 0, n*k*width)
+	for i := range n {
+		row := encoded[i*width : (i+1)*width]
 		for c := range k {
 			v := slices.Clone(row)
 			clear(v[at : at+k])
@@ -436,12 +455,14 @@ func classify(model *density.Model, rec tableRecord, train, test []float32, targ
 			variants = append(variants, v...)
 		}
 	}
-	energies, err := model.Energies(variants, width)
-	if err != nil {
-		return err
-	}
+	return variants
+}
+
+// softmaxOfNegatives turns the energies of k variants a row into
+// p(c) ∝ exp(−E_c), k probabilities a row.
+func softmaxOfNegatives(energies []float64, k int) []float64 {
 	probs := make([]float64, len(energies))
-	for i := range n {
+	for i := range len(energies) / k {
 		e := energies[i*k : (i+1)*k]
 		lo := slices.Min(e)
 		var z float64
@@ -452,13 +473,7 @@ func classify(model *density.Model, rec tableRecord, train, test []float32, targ
 			probs[i*k+c] = math.Exp(lo-v) / z
 		}
 	}
-	counts := make([]float64, k)
-	for i := range len(train) / width {
-		counts[slices.Index(train[i*width+at:i*width+at+k], 1)]++
-	}
-	r.Target, r.MajorityShare = target, slices.Max(counts)/float64(len(train)/width)
-	r.TargetECE, r.TargetAccuracy, err = eval.ExpectedCalibrationError(probs, k, labels, 10)
-	return err
+	return probs
 }
 
 // blockOf is where the categorical column name's one-hot block starts in

@@ -21,39 +21,51 @@ import (
 	"github.com/edlebm/edlebm/training"
 )
 
-// mixedCSV writes 2,000 rows of a kind (a, b, c with probabilities 0.6,
-// 0.3, 0.1) and a size | kind ~ N(μ_kind, 0.5²), μ = −1, 0, 1.5, as a
-// user's CSV; it returns the file and the truth's posterior of the kind
-// given the size.
+// The mixed table's truth: a kind (a, b, c with probabilities 0.6, 0.3,
+// 0.1) and a size | kind ~ N(μ_kind, 0.5²), μ = −1, 0, 1.5.
+var mixedPrior, mixedMu = []float64{0.6, 0.3, 0.1}, []float64{-1, 0, 1.5}
+
+// drawMixed draws a row of the mixed table's truth: its size, and its kind
+// as the file writes it.
+func drawMixed(rng *rand.Rand) (size float64, kind string) {
+	u, c := rng.Float64(), 0
+	for c < 2 && u >= mixedPrior[c] {
+		u -= mixedPrior[c]
+		c++
+	}
+	return mixedMu[c] + 0.5*rng.NormFloat64(), string(rune('a' + c))
+}
+
+// mixedPosterior is the truth's p(kind | size), kinds a, b, c.
+func mixedPosterior(size float64) []float64 {
+	post := make([]float64, 3)
+	var z float64
+	for k := range 3 {
+		post[k] = mixedPrior[k] * math.Exp(-(size-mixedMu[k])*(size-mixedMu[k])/0.5)
+		z += post[k]
+	}
+	for k := range post {
+		post[k] /= z
+	}
+	return post
+}
+
+// mixedCSV writes 2,000 rows of the mixed table's truth as a user's CSV;
+// it returns the file and the truth's posterior of the kind given the
+// size.
 func mixedCSV(t *testing.T) (string, func(size float64) []float64) {
-	prior, mu := []float64{0.6, 0.3, 0.1}, []float64{-1, 0, 1.5}
 	rng := rand.New(rand.NewPCG(11, 12))
 	var b strings.Builder
 	b.WriteString("size,kind\n")
 	for range 2000 {
-		u, c := rng.Float64(), 0
-		for c < 2 && u >= prior[c] {
-			u -= prior[c]
-			c++
-		}
-		fmt.Fprintf(&b, "%.4f,%s\n", mu[c]+0.5*rng.NormFloat64(), string(rune('a'+c)))
+		size, kind := drawMixed(rng)
+		fmt.Fprintf(&b, "%.4f,%s\n", size, kind)
 	}
 	p := filepath.Join(t.TempDir(), "mixed.csv")
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return p, func(size float64) []float64 {
-		post := make([]float64, 3)
-		var z float64
-		for k := range 3 {
-			post[k] = prior[k] * math.Exp(-(size-mu[k])*(size-mu[k])/0.5)
-			z += post[k]
-		}
-		for k := range post {
-			post[k] /= z
-		}
-		return post
-	}
+	return p, mixedPosterior
 }
 
 // TestTrainTableClassifiesSamplesAndResumes trains med on the mixed table,

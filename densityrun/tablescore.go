@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -194,6 +195,10 @@ func btoi(b bool) int {
 	return 0
 }
 
+// rankedEnergyDigits are the significant digits of the energies
+// writeRanked writes.
+const rankedEnergyDigits = 8
+
 // writeRanked writes rows ranked by energy, highest (least typical)
 // first, as a CSV: header, then each row's rank, its first field (where it
 // came from), its energy and its other fields.
@@ -207,9 +212,35 @@ func writeRanked(path string, header []string, rows [][]string, energies []float
 		cw := csv.NewWriter(w)
 		cw.Write(header)
 		for rank, i := range order {
-			cw.Write(slices.Concat([]string{strconv.Itoa(rank + 1), rows[i][0], strconv.FormatFloat(energies[i], 'g', 8, 64)}, rows[i][1:]))
+			cw.Write(slices.Concat([]string{strconv.Itoa(rank + 1), rows[i][0], strconv.FormatFloat(energies[i], 'g', rankedEnergyDigits, 64)}, rows[i][1:]))
 		}
 		cw.Flush()
 		return cw.Error()
 	})
+}
+
+// readRankedEnergies reads the energies of a file writeRanked wrote, in
+// its order (highest first).
+func readRankedEnergies(path string) ([]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(records) == 0 {
+		return nil, fmt.Errorf("%s: empty, want a header and ranked rows", path)
+	}
+	energies := make([]float64, 0, len(records)-1)
+	for i, rec := range records[1:] {
+		v, err := strconv.ParseFloat(rec[2], 64)
+		if err != nil || math.IsNaN(v) {
+			return nil, fmt.Errorf("%s, line %d: energy %q: want a number", path, i+2, rec[2])
+		}
+		energies = append(energies, v)
+	}
+	return energies, nil
 }

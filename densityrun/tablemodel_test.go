@@ -1,0 +1,196 @@
+package densityrun
+
+import (
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+
+	"github.com/edlebm/edlebm/atomicfile"
+	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets/table"
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/losses"
+	"github.com/edlebm/edlebm/nets"
+)
+
+// mixedRun trains med briefly on the mixed table with its kind as the
+// target, and returns the run folder.
+func mixedRun(t *testing.T) string {
+	t.Helper()
+	data, _ := mixedCSV(t)
+	out := t.TempDir()
+	o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Target: "kind",
+		Model: func(c *density.Config) error {
+			c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
+			c.LearningRate, c.EMADecay, c.ED = 1e-2, 0.9, losses.EDConfig{T: 0.05, M: 16, W: 1}
+			c.Mixed.T = 0.5
+			return nil
+		},
+		Steps: 300, Batch: 128, Samples: 10, Sweeps: 2}
+	if _, err := TrainTable(o); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func openBackend(t *testing.T) backends.Backend {
+	t.Helper()
+	b, _, err := backend.Open(testutil.BackendName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Finalize)
+	return b
+}
+
+// TestTableModelScoresNewRows opens a trained run's model and checks, for
+// 2,000 fresh rows of the truth: the kind's probabilities against the
+// truth's posterior; the p-values against a count over the run's
+// scores.csv by hand, and their calibration (the share at most α is about
+// α, as for any model: the held-out rows are exchangeable with fresh
+// ones); the held-out rows' own p-values, exactly their ranks; a row far
+// from every training row, the smallest p-value.
+func TestTableModelScoresNewRows(t *testing.T) {
+	run := mixedRun(t)
+	m, err := OpenTableModel(openBackend(t), run, "med")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Target != "kind" || !slices.Equal(m.TargetCategories, []string{"a", "b", "c"}) || m.HeldOut() != 400 {
+		t.Fatalf("target %q, categories %q, %d held-out rows; want kind, a b c, 400", m.Target, m.TargetCategories, m.HeldOut())
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	const n = 2000
+	records := make([][]string, n)
+	sizes := make([]float64, n)
+	for i := range records {
+		size, kind := drawMixed(rng)
+		sizes[i] = math.Round(size*1e4) / 1e4
+		records[i] = []string{kind, strconv.FormatFloat(sizes[i], 'f', 4, 64)}
+	}
+	fresh, err := m.Schema.ParseRows("fresh rows", []string{"kind", "size"}, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded, err := m.Encode(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	energies, probs, err := m.Score(encoded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gap float64
+	for i := range n {
+		for k, p := range mixedPosterior(sizes[i]) {
+			gap += math.Abs(probs[i*3+k]-p) / (3 * n)
+		}
+	}
+	if gap > 0.05 {
+		t.Errorf("mean |p(kind | size) − the truth's| = %.4f, want ≤ 0.05", gap)
+	}
+
+	ranked := testutil.ReadCSV(t, filepath.Join(run, "med", ScoresFile))[1:]
+	var within10, within50 float64
+	for i, e := range energies {
+		p := m.PValue(e)
+		rounded, _ := strconv.ParseFloat(strconv.FormatFloat(e, 'g', 8, 64), 64)
+		count := 1
+		for _, row := range ranked {
+			if v, _ := strconv.ParseFloat(row[2], 64); v >= rounded {
+				count++
+			}
+		}
+		if want := float64(count) / float64(len(ranked)+1); p != want {
+			t.Fatalf("row %d: p-value %v, by hand %v", i+1, p, want)
+		}
+		within10 += btof(p <= 0.1) / n
+		within50 += btof(p <= 0.5) / n
+	}
+	t.Logf("mean |p − truth| %.4f; fresh rows with p ≤ 0.1: %.3f, ≤ 0.5: %.3f", gap, within10, within50)
+	// A fixed calibration set of 400 rows: the coverage's spread is
+	// √(α(1−α)/400) (0.015 at α 0.1), with the 2,000 rows' own 0.007.
+	if math.Abs(within10-0.1) > 0.05 || math.Abs(within50-0.5) > 0.1 {
+		t.Errorf("fresh rows with p ≤ 0.1: %.3f, ≤ 0.5: %.3f; want about 0.1 and 0.5", within10, within50)
+	}
+
+	var rec tableRecord
+	if err := readJSON(filepath.Join(run, TableFile), &rec); err != nil {
+		t.Fatal(err)
+	}
+	all, err := table.Read(rec.File, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldOut := make([][]string, len(rec.Test))
+	for i, r := range rec.Test {
+		heldOut[i] = all.Fields(r)
+	}
+	tab, err := m.Schema.ParseRows("held-out rows", m.Schema.Header(), heldOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded, _ = m.Encode(tab)
+	energies, _, err = m.Score(encoded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := make([]float64, len(energies))
+	for i, e := range energies {
+		ps[i] = m.PValue(e) * float64(len(ps)+1)
+	}
+	slices.Sort(ps)
+	for j, p := range ps { // ties share the largest rank
+		if p < float64(j+2)-1e-9 || p > float64(len(ps)+1)+1e-9 {
+			t.Fatalf("held-out row of rank %d from the bottom: p-value × 401 = %v, want ≥ %d", j+1, p, j+2)
+		}
+	}
+	if distinct := len(slices.Compact(slices.Clone(ps))); distinct < len(ps)-5 || ps[0] != 2 {
+		t.Errorf("held-out rows' p-values × 401: %d distinct, lowest %v; want their ranks 2…401", distinct, ps[0])
+	}
+
+	far, _ := m.Schema.ParseRows("a far row", []string{"size", "kind"}, [][]string{{"40", "a"}})
+	encoded, _ = m.Encode(far)
+	energies, _, err = m.Score(encoded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := m.PValue(energies[0]); p != 1.0/401 {
+		t.Errorf("a row of size 40: p-value %v, want 1/401", p)
+	}
+}
+
+func btof(b bool) float64 { return float64(btoi(b)) }
+
+// TestOpenTableModelRefusesAnUnfinishedRun: a checkpoint past the results
+// (a run stopped while measuring) and a folder of another kind are errors
+// that say so.
+func TestOpenTableModelRefusesAnUnfinishedRun(t *testing.T) {
+	run := mixedRun(t)
+	b := openBackend(t)
+	path := filepath.Join(run, "med", ResultsFile)
+	var res TableResults
+	if err := readJSON(path, &res); err != nil {
+		t.Fatal(err)
+	}
+	res.Step--
+	if err := atomicfile.WriteJSON(path, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ run, method, want string }{
+		{run, "med", "has not finished measuring"},
+		{run, "mcd", "method mcd"},
+		{t.TempDir(), "med", "a train-table run folder?"},
+	} {
+		if _, err := OpenTableModel(b, tc.run, tc.method); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s, %s: %v, want an error saying %q", tc.run, tc.method, err, tc.want)
+		}
+	}
+}
