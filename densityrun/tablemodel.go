@@ -138,3 +138,14 @@ func (m *TableModel) PValue(e float64) float64 {
 	above := len(m.heldOut) - sort.SearchFloat64s(m.heldOut, e)
 	return float64(1+above) / float64(1+len(m.heldOut))
 }
+
+// Center is an encoded row the model scores: the numbers at the training
+// rows' mean, each categorical block at its first category (a service
+// pads and warms its batches with it).
+func (m *TableModel) Center() []float32 {
+	row := make([]float32, m.Width())
+	for _, b := range m.record.Schema.Blocks() {
+		row[b.At] = 1
+	}
+	return row
+}

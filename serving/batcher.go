@@ -12,8 +12,8 @@ import (
 var ErrClosed = errors.New("serving: the model is shut down")
 
 // BatchFunc computes the outputs of a batch of exactly size rows, each of
-// width values in inputs (rows past the requests' are padding, zeros), and
-// returns outWidth values a row.
+// width values in inputs (rows past the requests' are padding: zeros, or
+// BatcherOptions.Pad), and returns outWidth values a row.
 type BatchFunc[T Value] func(inputs []T, size int) ([]T, error)
 
 // Value is the type of a batch's values: float32 for images, float64 for
@@ -31,6 +31,7 @@ type Batcher[T Value] struct {
 	width, outWidth int
 	maxWait         time.Duration
 	compute         BatchFunc[T]
+	pad             []T
 	jobs            chan *job[T]
 	done            chan struct{}
 	observe         func(rows, size int, took time.Duration, err error)
@@ -55,6 +56,9 @@ type BatcherOptions struct {
 	Sizes []int
 	// Width and OutWidth are the values of a row going in and coming out.
 	Width, OutWidth int
+	// Pad, when set, is the row (Width values) a batch is padded with,
+	// for a model that computes only on valid rows; else zeros.
+	Pad []float64
 	// MaxWait is how long a batch waits for more requests after its first
 	// (0: it takes only what is already queued).
 	MaxWait time.Duration
@@ -74,8 +78,14 @@ func NewBatcher[T Value](compute BatchFunc[T], o BatcherOptions) (*Batcher[T], e
 	if o.Width < 1 || o.OutWidth < 1 || o.MaxWait < 0 {
 		return nil, fmt.Errorf("serving: batcher of rows of %d values in, %d out, waiting %v: want widths ≥ 1 and a wait ≥ 0", o.Width, o.OutWidth, o.MaxWait)
 	}
+	if o.Pad != nil && len(o.Pad) != o.Width {
+		return nil, fmt.Errorf("serving: a padding row of %d values for rows of %d", len(o.Pad), o.Width)
+	}
 	b := &Batcher[T]{sizes: sizes, width: o.Width, outWidth: o.OutWidth, maxWait: o.MaxWait, compute: compute,
 		jobs: make(chan *job[T]), done: make(chan struct{}), observe: o.Observe}
+	for _, v := range o.Pad {
+		b.pad = append(b.pad, T(v))
+	}
 	go b.loop()
 	return b, nil
 }
@@ -159,6 +169,11 @@ func (b *Batcher[T]) run(batch []*job[T], rows int) {
 	at := 0
 	for _, j := range batch {
 		at += copy(inputs[at:], j.inputs)
+	}
+	if b.pad != nil {
+		for ; at < len(inputs); at += b.width {
+			copy(inputs[at:], b.pad)
+		}
 	}
 	start := time.Now()
 	outputs, err := b.compute(inputs, size)

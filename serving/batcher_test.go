@@ -108,6 +108,28 @@ func TestBatcherPadsToTheSmallestSizeThatHolds(t *testing.T) {
 	}
 }
 
+// TestBatcherPadsWithThePaddingRow: a batch of 3 rows at size 4 has the
+// padding row as its fourth, for a model that computes only on valid
+// rows; a padding row of the wrong width is refused.
+func TestBatcherPadsWithThePaddingRow(t *testing.T) {
+	var seen []float32
+	compute := func(inputs []float32, size int) ([]float32, error) {
+		seen = slices.Clone(inputs)
+		return make([]float32, size), nil
+	}
+	b, err := NewBatcher(compute, BatcherOptions{Sizes: []int{4}, Width: 2, OutWidth: 1, Pad: []float64{7, -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Do(context.Background(), []float32{1, 2, 3, 4, 5, 6}, 3); err != nil || !slices.Equal(seen, []float32{1, 2, 3, 4, 5, 6, 7, -1}) {
+		t.Errorf("the batch computed %v (%v); want the rows, then the padding row 7, -1", seen, err)
+	}
+	if _, err := NewBatcher(compute, BatcherOptions{Sizes: []int{4}, Width: 2, OutWidth: 1, Pad: []float64{7}}); err == nil {
+		t.Error("a padding row of 1 value for rows of 2: no error")
+	}
+}
+
 // TestBatcherOptionsAreChecked: sizes and widths are refused, naming them.
 func TestBatcherOptionsAreChecked(t *testing.T) {
 	for _, o := range []BatcherOptions{{Width: 1, OutWidth: 1}, {Sizes: []int{0, 4}, Width: 1, OutWidth: 1}, {Sizes: []int{4}, OutWidth: 1}, {Sizes: []int{4}, Width: 1, OutWidth: 1, MaxWait: -1}} {

@@ -24,7 +24,8 @@ import (
 
 // ModelOptions say which trained run an ImageModel serves and how.
 type ModelOptions struct {
-	// Run is a train-lebm run folder; its latest checkpoint serves.
+	// Run is a train-lebm, train-vectors or train-table run folder; its
+	// latest checkpoint serves.
 	Run string
 	// Backend is the GoMLX backend (backend.Resolve's syntax; "" for auto).
 	Backend string
@@ -46,8 +47,8 @@ type ModelOptions struct {
 	// MaxPixels bounds the pixels an image's header may declare (default
 	// imagefile.DefaultMaxPixels).
 	MaxPixels int
-	// Method is the method of a train-vectors run served (its folder;
-	// default DefaultMethod).
+	// Method is the method of a train-vectors or train-table run served
+	// (its folder; default DefaultMethod, or med for a table).
 	Method string
 	// Observe, when set, is told of every batch (BatcherOptions.Observe).
 	Observe func(op string, rows, size int, took time.Duration, err error)

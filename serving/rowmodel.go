@@ -21,16 +21,20 @@ import (
 	"github.com/edlebm/edlebm/densityrun"
 )
 
-// Model is a model the service answers for: an *ImageModel or a
-// *RowModel (Open opens the one a run folder holds).
+// Model is a model the service answers for: an *ImageModel, a *RowModel
+// or a *TableModel (Open opens the one a run folder holds).
 type Model interface{ served }
 
 // Open opens the model of a run folder: a RowModel for a train-vectors run
-// (it has densityrun.DataFile), else an ImageModel of a train-lebm run.
+// (it has densityrun.DataFile), a TableModel for a train-table run
+// (densityrun.TableFile), else an ImageModel of a train-lebm run.
 func Open(o ModelOptions) (Model, error) {
 	if o.Run != "" {
 		if _, err := os.Stat(filepath.Join(o.Run, densityrun.DataFile)); err == nil {
 			return OpenRowModel(o)
+		}
+		if _, err := os.Stat(filepath.Join(o.Run, densityrun.TableFile)); err == nil {
+			return OpenTableModel(o)
 		}
 	}
 	return OpenImageModel(o)
@@ -84,7 +88,8 @@ func (l *modelLock) close() {
 	l.closed = true
 }
 
-// DefaultMethod is ModelOptions.Method's default.
+// DefaultMethod is ModelOptions.Method's default for a train-vectors run
+// (a train-table run's is med, its energy discrepancy).
 const DefaultMethod = "ed"
 
 // OpenRowModel loads the method's model of a train-vectors run.

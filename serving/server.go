@@ -21,6 +21,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/edlebm/edlebm/datasets/table"
 	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/internal/flagcheck"
 )
@@ -144,7 +145,8 @@ func Serve(ctx context.Context, o Options) error {
 	return nil
 }
 
-// served is what the routes need of a model: ImageModel or RowModel.
+// served is what the routes need of a model: ImageModel, RowModel or
+// TableModel.
 type served interface {
 	// info describes the model for /v1/info.
 	info() Info
@@ -266,7 +268,8 @@ func (s *server) limited(h http.HandlerFunc) http.HandlerFunc {
 
 // Info is /v1/info's answer.
 type Info struct {
-	// Kind is "images" (a train-lebm run) or "rows" (a train-vectors run).
+	// Kind is "images" (a train-lebm run), "rows" (a train-vectors run)
+	// or "table" (a train-table run).
 	Kind string `json:"kind"`
 	Run  string `json:"run"`
 	Step int64  `json:"step"`
@@ -289,6 +292,11 @@ type Info struct {
 	// hold each one's value, and its log-density is that of its other
 	// columns.
 	SetAside []densityrun.ConstantColumn `json:"set_aside_columns,omitempty"`
+	// A table model's schema (each column's kind and categories), the
+	// column it classifies, and the held-out rows its p-values count.
+	Schema  *table.Schema `json:"schema,omitempty"`
+	Target  string        `json:"target,omitempty"`
+	HeldOut int           `json:"held_out_rows,omitempty"`
 }
 
 func (s *server) info(w http.ResponseWriter, r *http.Request) {

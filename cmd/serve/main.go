@@ -1,17 +1,22 @@
 // Command serve answers a trained model's scores over HTTP, gathering
 // concurrent requests into batches of the compiled sizes. A train-lebm
 // run answers anomaly scores, reconstructions and samples of images; a
-// train-vectors run the log-density of rows:
+// train-vectors run the log-density of rows; a train-table run the energy
+// of rows of numbers and categories, its conformal p-value and the target
+// column's probabilities:
 //
 //	go run ./cmd/serve -run runs/photos-ed
 //	curl -F image=@new.png http://127.0.0.1:8080/v1/score
 //	go run ./cmd/serve -run runs/vectors-wine_data -method ed
 //	curl -H 'Content-Type: application/json' -d '{"rows": [[13.2, 1.8, …]]}' http://127.0.0.1:8080/v1/score
+//	go run ./cmd/serve -run runs/table-penguins
+//	curl -H 'Content-Type: text/csv' --data-binary @new-penguins.csv http://127.0.0.1:8080/v1/score
 //
 // Routes: GET / (a page to upload images), POST /v1/score (multipart
 // image files or one PNG/JPEG body, ?reconstruct=1 adding
-// reconstructions; JSON rows for a train-vectors run), GET /v1/samples (a
-// PNG of generated images; a train-vectors run's samples.csv), GET
+// reconstructions; JSON rows for a train-vectors run; JSON or CSV rows
+// for a train-table run), GET /v1/samples (a PNG of generated images; a
+// train-vectors or train-table run's samples.csv), GET
 // /v1/info, GET /metrics (Prometheus), GET /healthz, GET /readyz. It
 // listens on 127.0.0.1 unless -listen says otherwise, and then asks for a
 // bearer token (-token-file or $EDLEBM_TOKEN). SIGTERM or SIGINT drains
@@ -53,8 +58,8 @@ func parseFlags(args []string) (serving.Options, flagcheck.Flags, error) {
 	var o serving.Options
 	var sizes, tokenFile string
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.StringVar(&o.Run, "run", "", "the run folder to serve: train-lebm's, or train-vectors' (required)")
-	fs.StringVar(&o.Method, "method", serving.DefaultMethod, "of a train-vectors run: the method whose model scores rows")
+	fs.StringVar(&o.Run, "run", "", "the run folder to serve: train-lebm's, train-vectors' or train-table's (required)")
+	fs.StringVar(&o.Method, "method", "", "of a train-vectors or train-table run: the method whose model scores rows (default "+serving.DefaultMethod+", med for a table)")
 	fs.StringVar(&o.Listen, "listen", serving.DefaultListen, "address to listen on; any but a loopback address needs a token")
 	fs.StringVar(&tokenFile, "token-file", "", "file holding the bearer token callers must send (default $EDLEBM_TOKEN; none on loopback)")
 	fs.StringVar(&o.Backend, "backend", "auto", backend.FlagUsage)

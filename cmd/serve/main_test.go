@@ -20,7 +20,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Listen != "127.0.0.1:8080" || !slices.Equal(o.BatchSizes, []int{1, 8, 64}) || o.Method != serving.DefaultMethod || o.Token != "" {
+	if o.Listen != "127.0.0.1:8080" || !slices.Equal(o.BatchSizes, []int{1, 8, 64}) || o.Method != "" || o.Token != "" {
 		t.Errorf("defaults: %+v", o)
 	}
 	t.Setenv("EDLEBM_TOKEN", "from-env")
