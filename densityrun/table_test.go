@@ -68,6 +68,14 @@ func mixedCSV(t *testing.T) (string, func(size float64) []float64) {
 	return p, mixedPosterior
 }
 
+// mixedModel is the mixed table's model in the tests: small, fast to train.
+func mixedModel(c *density.Config) error {
+	c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
+	c.LearningRate, c.EMADecay, c.ED = 1e-2, 0.9, losses.EDConfig{T: 0.05, M: 16, W: 1}
+	c.Mixed.T = 0.5
+	return nil
+}
+
 // TestTrainTableClassifiesSamplesAndResumes trains med on the mixed table,
 // stopped after its first step and resumed, and checks: the energy's
 // classification of the held-out kinds against Bayes' accuracy on the same
@@ -78,13 +86,7 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 	data, posterior := mixedCSV(t)
 	out := t.TempDir()
 	o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Target: "kind",
-		Model: func(c *density.Config) error {
-			c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
-			c.LearningRate, c.EMADecay, c.ED = 1e-2, 0.9, losses.EDConfig{T: 0.05, M: 16, W: 1}
-			c.Mixed.T = 0.5
-			return nil
-		},
-		Steps: 300, Batch: 128, CheckpointEvery: 100, Samples: 400, Sweeps: 30}
+		Model: mixedModel, Steps: 300, Batch: 128, CheckpointEvery: 100, Samples: 400, Sweeps: 30}
 	stop := make(chan os.Signal, 1)
 	stop <- os.Interrupt
 	stopped := o

@@ -14,10 +14,7 @@ import (
 	"github.com/edlebm/edlebm/atomicfile"
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/table"
-	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/testutil"
-	"github.com/edlebm/edlebm/losses"
-	"github.com/edlebm/edlebm/nets"
 )
 
 // mixedRun trains med briefly on the mixed table with its kind as the
@@ -27,13 +24,7 @@ func mixedRun(t *testing.T) string {
 	data, _ := mixedCSV(t)
 	out := t.TempDir()
 	o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Target: "kind",
-		Model: func(c *density.Config) error {
-			c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
-			c.LearningRate, c.EMADecay, c.ED = 1e-2, 0.9, losses.EDConfig{T: 0.05, M: 16, W: 1}
-			c.Mixed.T = 0.5
-			return nil
-		},
-		Steps: 300, Batch: 128, Samples: 10, Sweeps: 2}
+		Model: mixedModel, Steps: 300, Batch: 128, Samples: 10, Sweeps: 2}
 	if _, err := TrainTable(o); err != nil {
 		t.Fatal(err)
 	}

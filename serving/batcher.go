@@ -121,6 +121,19 @@ func (b *Batcher[T]) Do(ctx context.Context, inputs []T, rows int) ([]T, error) 
 // queued after it get ErrClosed.
 func (b *Batcher[T]) Close() { close(b.done) }
 
+// warm computes a batch of every size, each row a copy of row, so that
+// every graph is compiled before the first request (which must wait: the
+// batch is computed from the caller's goroutine).
+func (b *Batcher[T]) warm(row []T) error {
+	for _, size := range b.sizes {
+		if _, err := b.compute(slices.Repeat(row, size), size); err != nil {
+			return fmt.Errorf("warming up the batch size %d: %w", size, err)
+		}
+	}
+	return nil
+}
+
+
 // loop is the one goroutine that calls compute.
 func (b *Batcher[T]) loop() {
 	var next *job[T] // a request that did not fit the last batch

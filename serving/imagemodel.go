@@ -86,7 +86,7 @@ func (o ModelOptions) withDefaults() (ModelOptions, error) {
 // lock, by the batchers' goroutines and the samples' generation.
 type ImageModel struct {
 	o                       ModelOptions
-	lock                    modelLock // the model computes under it
+	lock                    *modelLock // the model computes under it
 	model                   *lebm.Model
 	height, width, channels int
 	checkpoint              string
@@ -100,17 +100,13 @@ type ImageModel struct {
 // OpenImageModel loads the run's checkpoint; Warm compiles its batch sizes.
 // A missing or damaged checkpoint is an error naming it.
 func OpenImageModel(o ModelOptions) (*ImageModel, error) {
-	o, err := o.withDefaults()
+	o, lock, err := o.open("")
 	if err != nil {
 		return nil, err
 	}
-	b, described, err := openBackend(o.Backend)
-	if err != nil {
-		return nil, err
-	}
-	m := &ImageModel{o: o, lock: modelLock{backend: b, described: described}, checkpoint: training.Folder{Dir: o.Run}.Checkpoints()}
-	if m.model, err = lebm.Load(b, m.checkpoint); err != nil {
-		b.Finalize()
+	m := &ImageModel{o: o, lock: lock, checkpoint: training.Folder{Dir: o.Run}.Checkpoints()}
+	if m.model, err = lebm.Load(lock.backend, m.checkpoint); err != nil {
+		lock.close()
 		return nil, fmt.Errorf("Options.Run: %w", err)
 	}
 	m.step = m.model.Step()
@@ -119,17 +115,11 @@ func OpenImageModel(o ModelOptions) (*ImageModel, error) {
 		m.o.Enlarge = true
 	}
 	size := m.ImageSize()
-	observe := func(op string) func(rows, size int, took time.Duration, err error) {
-		if o.Observe == nil {
-			return nil
-		}
-		return func(rows, size int, took time.Duration, err error) { o.Observe(op, rows, size, took, err) }
-	}
-	if m.scores, err = NewBatcher(m.scoreBatch, BatcherOptions{Sizes: o.BatchSizes, Width: size, OutWidth: 1, MaxWait: o.MaxWait, Observe: observe("score")}); err != nil {
+	if m.scores, err = NewBatcher(m.scoreBatch, o.batcher("score", size, 1)); err != nil {
 		m.Close()
 		return nil, err
 	}
-	if m.reconstructions, err = NewBatcher(m.reconstructBatch, BatcherOptions{Sizes: o.BatchSizes, Width: size, OutWidth: size, MaxWait: o.MaxWait, Observe: observe("reconstruct")}); err != nil {
+	if m.reconstructions, err = NewBatcher(m.reconstructBatch, o.batcher("reconstruct", size, size)); err != nil {
 		m.Close()
 		return nil, err
 	}
@@ -164,14 +154,7 @@ func (m *ImageModel) NewDecoder() *imagefile.Decoder {
 
 // Warm computes a batch of every size, so that every graph is compiled
 // before the first request.
-func (m *ImageModel) Warm() error {
-	for _, size := range m.scores.sizes {
-		if _, err := m.scoreBatch(make([]float32, size*m.ImageSize()), size); err != nil {
-			return fmt.Errorf("warming up the batch size %d: %w", size, err)
-		}
-	}
-	return nil
-}
+func (m *ImageModel) Warm() error { return m.scores.warm(make([]float32, m.ImageSize())) }
 
 // Score returns the anomaly scores of n images (pixels as imagefile decodes
 // them, n × ImageSize values): lebm.Model.AnomalyScoreSeeded with
@@ -254,14 +237,7 @@ func EncodeGrid(pixels []float32, n, height, width, channels, cols int) ([]byte,
 
 // Close stops the batchers (after the batch each is computing) and frees
 // the backend.
-func (m *ImageModel) Close() {
-	for _, b := range []*Batcher[float32]{m.scores, m.reconstructions} {
-		if b != nil {
-			b.Close()
-		}
-	}
-	m.lock.close()
-}
+func (m *ImageModel) Close() { closeModel(m.lock, m.scores, m.reconstructions) }
 
 // Scored is one image of /v1/score's answer.
 type Scored struct {

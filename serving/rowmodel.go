@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -45,7 +44,7 @@ func Open(o ModelOptions) (Model, error) {
 // batched across callers. It is safe for concurrent use.
 type RowModel struct {
 	o      ModelOptions
-	lock   modelLock // the model computes under it
+	lock   *modelLock // the model computes under it
 	model  *densityrun.RowModel
 	scores *Batcher[float64]
 }
@@ -58,6 +57,28 @@ func openBackend(request string) (backends.Backend, string, error) {
 		return nil, "", fmt.Errorf("Options.Backend: %w", err)
 	}
 	return b, fmt.Sprintf("%s (%s)", b.Name(), choice.Reason), nil
+}
+
+// open checks o, its method defaulting to defaultMethod, and opens its
+// backend: the lock a model computes under.
+func (o ModelOptions) open(defaultMethod string) (ModelOptions, *modelLock, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return o, nil, err
+	}
+	o.Method = cmp.Or(o.Method, defaultMethod)
+	b, described, err := openBackend(o.Backend)
+	return o, &modelLock{backend: b, described: described}, err
+}
+
+// batcher is the options of a batcher of op's batches (rows of width
+// values in, outWidth out), reporting to o.Observe.
+func (o ModelOptions) batcher(op string, width, outWidth int) BatcherOptions {
+	bo := BatcherOptions{Sizes: o.BatchSizes, Width: width, OutWidth: outWidth, MaxWait: o.MaxWait}
+	if o.Observe != nil {
+		bo.Observe = func(rows, size int, took time.Duration, err error) { o.Observe(op, rows, size, took, err) }
+	}
+	return bo
 }
 
 // modelLock serialises a model's computations, and frees its backend
@@ -88,31 +109,32 @@ func (l *modelLock) close() {
 	l.closed = true
 }
 
+// closeModel stops a model's batchers (those opened) and frees its backend.
+func closeModel[T Value](lock *modelLock, batchers ...*Batcher[T]) {
+	for _, b := range batchers {
+		if b != nil {
+			b.Close()
+		}
+	}
+	lock.close()
+}
+
 // DefaultMethod is ModelOptions.Method's default for a train-vectors run
 // (a train-table run's is med, its energy discrepancy).
 const DefaultMethod = "ed"
 
 // OpenRowModel loads the method's model of a train-vectors run.
 func OpenRowModel(o ModelOptions) (*RowModel, error) {
-	o, err := o.withDefaults()
+	o, lock, err := o.open(DefaultMethod)
 	if err != nil {
 		return nil, err
 	}
-	o.Method = cmp.Or(o.Method, DefaultMethod)
-	b, described, err := openBackend(o.Backend)
-	if err != nil {
-		return nil, err
-	}
-	m := &RowModel{o: o, lock: modelLock{backend: b, described: described}}
-	if m.model, err = densityrun.OpenRowModel(b, o.Run, o.Method); err != nil {
-		b.Finalize()
+	m := &RowModel{o: o, lock: lock}
+	if m.model, err = densityrun.OpenRowModel(lock.backend, o.Run, o.Method); err != nil {
+		lock.close()
 		return nil, fmt.Errorf("Options.Run: %w", err)
 	}
-	var observe func(rows, size int, took time.Duration, err error)
-	if o.Observe != nil {
-		observe = func(rows, size int, took time.Duration, err error) { o.Observe("score", rows, size, took, err) }
-	}
-	if m.scores, err = NewBatcher(m.scoreBatch, BatcherOptions{Sizes: o.BatchSizes, Width: m.model.Dim, OutWidth: 1, MaxWait: o.MaxWait, Observe: observe}); err != nil {
+	if m.scores, err = NewBatcher(m.scoreBatch, o.batcher("score", m.model.Dim, 1)); err != nil {
 		m.Close()
 		return nil, err
 	}
@@ -148,22 +170,10 @@ func (m *RowModel) scoreBatch(rows []float64, size int) (out []float64, err erro
 
 // Warm computes a batch of every size (copies of the training rows'
 // mean), so that every graph is compiled before the first request.
-func (m *RowModel) Warm() error {
-	for _, size := range m.scores.sizes {
-		if _, err := m.scoreBatch(slices.Repeat(m.model.Center(), size), size); err != nil {
-			return fmt.Errorf("warming up the batch size %d: %w", size, err)
-		}
-	}
-	return nil
-}
+func (m *RowModel) Warm() error { return m.scores.warm(m.model.Center()) }
 
 // Close stops the batcher and frees the backend.
-func (m *RowModel) Close() {
-	if m.scores != nil {
-		m.scores.Close()
-	}
-	m.lock.close()
-}
+func (m *RowModel) Close() { closeModel(m.lock, m.scores) }
 
 // RowsRequest is /v1/score's request for rows: numbers on the data's
 // scale, Dim a row.

@@ -2,7 +2,6 @@ package serving
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -13,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/edlebm/edlebm/datasets/table"
 	"github.com/edlebm/edlebm/density"
@@ -27,7 +25,7 @@ import (
 // concurrent use.
 type TableModel struct {
 	o      ModelOptions
-	lock   modelLock // the model computes under it
+	lock   *modelLock // the model computes under it
 	model  *densityrun.TableModel
 	scores *Batcher[float32]
 }
@@ -35,30 +33,20 @@ type TableModel struct {
 // OpenTableModel loads the method's model of a train-table run (default
 // med, energy discrepancy).
 func OpenTableModel(o ModelOptions) (*TableModel, error) {
-	o, err := o.withDefaults()
+	o, lock, err := o.open(density.MixedMethods[0])
 	if err != nil {
 		return nil, err
 	}
-	o.Method = cmp.Or(o.Method, density.MixedMethods[0])
-	b, described, err := openBackend(o.Backend)
-	if err != nil {
-		return nil, err
-	}
-	m := &TableModel{o: o, lock: modelLock{backend: b, described: described}}
-	if m.model, err = densityrun.OpenTableModel(b, o.Run, o.Method); err != nil {
-		b.Finalize()
+	m := &TableModel{o: o, lock: lock}
+	if m.model, err = densityrun.OpenTableModel(lock.backend, o.Run, o.Method); err != nil {
+		lock.close()
 		return nil, fmt.Errorf("Options.Run: %w", err)
 	}
-	var observe func(rows, size int, took time.Duration, err error)
-	if o.Observe != nil {
-		observe = func(rows, size int, took time.Duration, err error) { o.Observe("score", rows, size, took, err) }
-	}
-	pad := make([]float64, 0, m.model.Width())
+	bo := o.batcher("score", m.model.Width(), 1+len(m.model.TargetCategories))
 	for _, v := range m.model.Center() {
-		pad = append(pad, float64(v))
+		bo.Pad = append(bo.Pad, float64(v))
 	}
-	if m.scores, err = NewBatcher(m.scoreBatch, BatcherOptions{Sizes: o.BatchSizes, Width: m.model.Width(), OutWidth: 1 + len(m.model.TargetCategories),
-		MaxWait: o.MaxWait, Observe: observe, Pad: pad}); err != nil {
+	if m.scores, err = NewBatcher(m.scoreBatch, bo); err != nil {
 		m.Close()
 		return nil, err
 	}
@@ -149,22 +137,10 @@ func (m *TableModel) scoreBatch(encoded []float32, size int) (out []float32, err
 
 // Warm computes a batch of every size, so that every graph is compiled
 // before the first request.
-func (m *TableModel) Warm() error {
-	for _, size := range m.scores.sizes {
-		if _, err := m.scoreBatch(slices.Repeat(m.model.Center(), size), size); err != nil {
-			return fmt.Errorf("warming up the batch size %d: %w", size, err)
-		}
-	}
-	return nil
-}
+func (m *TableModel) Warm() error { return m.scores.warm(m.model.Center()) }
 
 // Close stops the batcher and frees the backend.
-func (m *TableModel) Close() {
-	if m.scores != nil {
-		m.scores.Close()
-	}
-	m.lock.close()
-}
+func (m *TableModel) Close() { closeModel(m.lock, m.scores) }
 
 func (m *TableModel) info() Info {
 	schema := m.model.Schema
