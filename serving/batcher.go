@@ -133,7 +133,6 @@ func (b *Batcher[T]) warm(row []T) error {
 	return nil
 }
 
-
 // loop is the one goroutine that calls compute.
 func (b *Batcher[T]) loop() {
 	var next *job[T] // a request that did not fit the last batch
