@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/edlebm/edlebm/datasets/imagefile"
+	"github.com/edlebm/edlebm/datasets/table"
 )
 
 // smallImages is an imageDecoder of 8×8 grey images, 3 a request.
@@ -74,6 +75,41 @@ func FuzzDecodeRows(f *testing.F) {
 		for _, v := range values {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				t.Fatalf("decoded %v", v)
+			}
+		}
+	})
+}
+
+// FuzzDecodeTableRows feeds arbitrary bodies to the table rows' decoder,
+// against a schema of a number and a category (a or b): it must never
+// panic, and must either decode 1 to 3 rows, each a finite number and a
+// category the schema has, or refuse with a 4xx status.
+func FuzzDecodeTableRows(f *testing.F) {
+	f.Add("application/json", `{"rows": [{"size": 1.5, "kind": "a"}, {"size": "2", "kind": "b", "id": 7}]}`)
+	f.Add("application/json", `{"rows": [{"size": null, "kind": "a"}]}`)
+	f.Add("application/json", `{"rows": [{"size": true, "kind": "c"}]}`)
+	f.Add("text/csv", "kind,size\na,1\nb,2e3\n")
+	f.Add("text/csv", "\xef\xbb\xbfsize,kind\n\"1\",\"a\"\n")
+	f.Add("text/csv", "size,kind\n1\n")
+	s := table.Schema{Columns: []table.Column{{Name: "size", Kind: table.Numeric}, {Name: "kind", Kind: table.Categorical, Categories: []string{"a", "b"}}}}
+	f.Fuzz(func(t *testing.T, contentType, body string) {
+		r := httptest.NewRequest(http.MethodPost, "/v1/score", strings.NewReader(body))
+		r.Header.Set("Content-Type", contentType)
+		r.Body = http.MaxBytesReader(httptest.NewRecorder(), r.Body, 1<<16)
+		rows, err := decodeTableRows(r, s, 3)
+		if err != nil {
+			var re *requestError
+			if !errors.As(err, &re) || re.code < 400 || re.code > 499 || re.msg == "" {
+				t.Fatalf("refused with %v (%T), want a 4xx requestError", err, err)
+			}
+			return
+		}
+		if rows.N < 1 || rows.N > 3 || len(rows.Numbers) != rows.N || len(rows.Codes) != rows.N {
+			t.Fatalf("%d rows, %d numbers, %d codes", rows.N, len(rows.Numbers), len(rows.Codes))
+		}
+		for i := range rows.N {
+			if v := rows.Numbers[i]; math.IsNaN(v) || math.IsInf(v, 0) || rows.Codes[i] < 0 || rows.Codes[i] > 1 {
+				t.Fatalf("row %d: %v, code %d", i+1, v, rows.Codes[i])
 			}
 		}
 	})
