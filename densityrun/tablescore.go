@@ -19,11 +19,14 @@ import (
 	"github.com/edlebm/edlebm/datasets/table"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/eval"
-	"github.com/edlebm/edlebm/training"
 )
 
 // TableScoreReportFile is the report ScoreTable writes beside its scores.
 const TableScoreReportFile = "report.json"
+
+// FlagLevel is the p-value at or below which ScoreTable counts a row as
+// flagged (TableScoreReport.Flagged).
+const FlagLevel = 0.01
 
 // TableScoreOptions say which rows ScoreTable scores with which model.
 type TableScoreOptions struct {
@@ -59,6 +62,11 @@ type TableScoreReport struct {
 	// N rows were scored; Dropped were left out for a missing value.
 	N       int `json:"n"`
 	Dropped int `json:"dropped,omitempty"`
+	// Flagged rows have a p-value of at most FlagLevel against the run's
+	// HeldOut held-out rows (TableModel.PValue): for rows drawn as the
+	// training rows were, at most FlagLevel of them in expectation.
+	Flagged int `json:"flagged"`
+	HeldOut int `json:"held_out_rows"`
 	// Anomalies, AUPRC and its interval, when Label says which rows are
 	// anomalies (ranked by energy, highest first).
 	Label         string         `json:"label,omitempty"`
@@ -93,9 +101,12 @@ func (o TableScoreOptions) withDefaults() (TableScoreOptions, error) {
 }
 
 // ScoreTable ranks the rows of a CSV file by a TrainTable model's energy,
-// highest (least typical) first, in o.Out's ScoresFile, and, when a label
-// column says which rows are anomalies, measures the ranking's AUPRC with
-// its 95 % bootstrap interval. The file is read against the run's schema:
+// highest (least typical) first, in o.Out's ScoresFile, each with its
+// p-value against the run's held-out rows (TableModel.PValue) and, for a
+// run with a target, the target's likeliest category; when a label column
+// says which rows are anomalies, it measures the ranking's AUPRC with its
+// 95 % bootstrap interval. The run must have finished measuring the
+// method (OpenTableModel). The file is read against the run's schema:
 // a category training never saw, a word in a numeric column or a missing
 // value is an error naming file, line and column.
 func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
@@ -115,24 +126,25 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 	if err != nil {
 		return TableScoreReport{}, err
 	}
-	encoded, err := tab.Encode(rec.Standardizer)
-	if err != nil {
-		return TableScoreReport{}, err
-	}
 	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
 	if err != nil {
 		return TableScoreReport{}, err
 	}
 	defer b.Finalize()
-	model, err := density.Load(b, training.Folder{Dir: filepath.Join(o.Run, o.Method)}.Checkpoints())
+	model, err := OpenTableModel(b, o.Run, o.Method)
 	if err != nil {
 		return TableScoreReport{}, fmt.Errorf("Options.Method %s: %w", o.Method, err)
 	}
-	energies, err := model.Energies(encoded, rec.Schema.Width())
+	encoded, err := model.Encode(tab)
 	if err != nil {
 		return TableScoreReport{}, err
 	}
-	r := TableScoreReport{Run: o.Run, Method: o.Method, Step: model.Step(), Data: o.Data, N: tab.N, Dropped: tab.Dropped, Label: o.Label, Out: o.Out}
+	energies, probs, err := model.Score(encoded)
+	if err != nil {
+		return TableScoreReport{}, err
+	}
+	r := TableScoreReport{Run: o.Run, Method: o.Method, Step: model.Step, Data: o.Data, N: tab.N, Dropped: tab.Dropped, Label: o.Label,
+		HeldOut: model.HeldOut(), Out: o.Out}
 	if anomalous != nil {
 		for _, a := range anomalous {
 			r.Anomalies += btoi(a)
@@ -149,11 +161,7 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return r, fmt.Errorf("Options.Out: %w", err)
 	}
-	header := append([]string{"rank", "line", "energy"}, rec.Schema.Header()...)
-	rows := make([][]string, tab.N)
-	for i := range rows {
-		rows[i] = append([]string{strconv.Itoa(tab.Lines[i])}, tab.Fields(i)...)
-	}
+	header, rows := model.scoredRows(tab, energies, probs, &r)
 	if o.Label != "" && !slices.Contains(rec.Schema.Header(), o.Label) {
 		header = append(header, o.Label)
 		for i := range rows {
@@ -164,6 +172,34 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 		return r, err
 	}
 	return r, atomicfile.WriteJSON(filepath.Join(o.Out, TableScoreReportFile), r)
+}
+
+// scoredRows is the ranked file's header and rows (writeRanked's layout:
+// each row's line first): the line, the energy's p-value, the target's
+// likeliest category and its probability when the model has a target,
+// then the row's fields. It counts the rows at p ≤ FlagLevel in r.
+func (m *TableModel) scoredRows(tab *table.Table, energies, probs []float64, r *TableScoreReport) (header []string, rows [][]string) {
+	header = []string{"rank", "line", "energy", "p_value"}
+	k := len(m.TargetCategories)
+	if k > 0 {
+		header = append(header, "predicted_"+m.Target, "predicted_probability")
+	}
+	header = append(header, m.Schema.Header()...)
+	rows = make([][]string, tab.N)
+	for i := range rows {
+		p := m.PValue(energies[i])
+		if p <= FlagLevel {
+			r.Flagged++
+		}
+		rows[i] = []string{strconv.Itoa(tab.Lines[i]), strconv.FormatFloat(p, 'g', 6, 64)}
+		if k > 0 {
+			row := probs[i*k : (i+1)*k]
+			c := slices.Index(row, slices.Max(row))
+			rows[i] = append(rows[i], m.TargetCategories[c], strconv.FormatFloat(row[c], 'f', 4, 64))
+		}
+		rows[i] = append(rows[i], tab.Fields(i)...)
+	}
+	return header, rows
 }
 
 // anomalies says which of tab's rows the label column marks as

@@ -46,14 +46,15 @@ func naiveAveragePrecision(anomalous []bool) float64 {
 func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 	data, _ := mixedCSV(t)
 	run := t.TempDir()
-	o := TableOptions{Data: data, Out: run, Backend: testutil.BackendName(), Methods: []string{"med"},
+	o := TableOptions{Data: data, Out: run, Backend: testutil.BackendName(), Methods: []string{"med"}, Target: "kind",
 		Model: func(c *density.Config) error {
 			c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
 			c.LearningRate, c.ED = 1e-2, losses.EDConfig{T: 0.05, M: 16, W: 1}
 			return nil
 		},
 		Steps: 150, Batch: 128, CheckpointEvery: 150, Samples: 10, Sweeps: 10}
-	if _, err := TrainTable(o); err != nil {
+	results, err := TrainTable(o)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var rec tableRecord
@@ -84,7 +85,7 @@ func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.N != len(rec.Test)+20 || r.Anomalies != 20 || r.Out != filepath.Join(run, "med", "scores-new") {
+	if r.N != len(rec.Test)+20 || r.Anomalies != 20 || r.HeldOut != len(rec.Test) || r.Out != filepath.Join(run, "med", "scores-new") {
 		t.Errorf("report %+v", r)
 	}
 	trained := map[string]float64{} // train-table's held-out energies by row
@@ -92,25 +93,42 @@ func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 		trained[row[1]], _ = strconv.ParseFloat(row[2], 64)
 	}
 	scored := testutil.ReadCSV(t, filepath.Join(r.Out, ScoresFile))
-	if got := strings.Join(scored[0], ","); got != "rank,line,energy,size,kind,odd" {
+	if got := strings.Join(scored[0], ","); got != "rank,line,energy,p_value,predicted_kind,predicted_probability,size,kind,odd" {
 		t.Fatalf("header %s", got)
 	}
 	var anomalous []bool
-	prev := math.Inf(1)
+	prev, prevP, flagged, right := math.Inf(1), 0.0, 0, 0.0
 	for _, row := range scored[1:] {
 		line, _ := strconv.Atoi(row[1])
 		e, _ := strconv.ParseFloat(row[2], 64)
-		if e > prev {
-			t.Errorf("line %d: energy %v ranked below %v", line, e, prev)
+		p, _ := strconv.ParseFloat(row[3], 64)
+		if e > prev || p < prevP {
+			t.Errorf("line %d: energy %v, p-value %v ranked below %v, %v", line, e, p, prev, prevP)
 		}
-		prev = e
-		anomalous = append(anomalous, row[5] == "yes")
+		prev, prevP = e, p
+		if p <= FlagLevel {
+			flagged++
+		}
+		if row[8] == "yes" && math.Abs(p-1/float64(len(rec.Test)+1)) > 1e-6 {
+			t.Errorf("line %d, a row of a size the table never has: p-value %v, want 1/%d", line, p, len(rec.Test)+1)
+		}
+		if row[8] == "no" && row[4] == row[7] {
+			right++
+		}
+		anomalous = append(anomalous, row[8] == "yes")
 		if line-2 < len(rec.Test) {
 			want := trained[strconv.Itoa(rec.Test[line-2]+1)]
 			if math.Abs(e-want) > 1e-5*(1+math.Abs(want)) {
 				t.Errorf("line %d (data row %d): energy %v, train-table's %v", line, rec.Test[line-2]+1, e, want)
 			}
 		}
+	}
+	// The predictions of the held-out rows score train-table's accuracy.
+	if acc := right / float64(len(rec.Test)); math.Abs(acc-results[0].TargetAccuracy) > 1e-9 {
+		t.Errorf("predicted kinds right on %.4f of the held-out rows, train-table's accuracy %.4f", acc, results[0].TargetAccuracy)
+	}
+	if flagged != r.Flagged || flagged < 20 {
+		t.Errorf("report: %d rows flagged; the file has %d at p ≤ %v, 20 of them far rows", r.Flagged, flagged, FlagLevel)
 	}
 	if naive := naiveAveragePrecision(anomalous); math.Abs(r.AUPRC-naive) > 1e-12 || r.AUPRC < 0.9 || r.AUPRCInterval.Lo > r.AUPRC || r.AUPRCInterval.Hi < r.AUPRC {
 		t.Errorf("AUPRC %v (interval %+v), naive average precision %v; want equal and ≥ 0.9", r.AUPRC, r.AUPRCInterval, naive)

@@ -1,8 +1,10 @@
 // Command score-table asks a train-table model which rows of a CSV file
 // are unlike the table it was trained on: it ranks the rows by energy,
-// least typical first (scores.csv), and, when a label column says which
-// rows are anomalies, measures the ranking's AUPRC with its 95 % bootstrap
-// interval — the table counterpart of score-images. The file needs the
+// least typical first (scores.csv), each with its conformal p-value
+// against the run's held-out rows (and the target's prediction, for a run
+// with one), and, when a label column says which rows are anomalies,
+// measures the ranking's AUPRC with its 95 % bootstrap interval — the
+// table counterpart of score-images. The file needs the
 // run's columns (by header name, in any order; others are carried along);
 // a category training never saw is an error naming file, line and column.
 //
@@ -42,6 +44,7 @@ func main() {
 		fmt.Printf(", %d dropped for a missing value", r.Dropped)
 	}
 	fmt.Println()
+	fmt.Printf("%d rows at p ≤ %g against the run's %d held-out rows (for rows like the training rows', at most %g %% would be)\n", r.Flagged, densityrun.FlagLevel, r.HeldOut, 100*densityrun.FlagLevel)
 	if r.AUPRCInterval != nil {
 		fmt.Printf("AUPRC %.4f (95 %% interval %.4f–%.4f), %d anomalies of %d rows\n", r.AUPRC, r.AUPRCInterval.Lo, r.AUPRCInterval.Hi, r.Anomalies, r.N)
 	}
