@@ -309,7 +309,7 @@ func TestTrainTableSamplesASpike(t *testing.T) {
 	}
 	out := t.TempDir()
 	o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Model: model,
-		Steps: 500, Batch: 128, Samples: 600, Sweeps: 30}
+		Steps: 300, Batch: 128, Samples: 600, Sweeps: 30}
 	if _, err := TrainTable(o); err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestTrainTableWithoutNumbers(t *testing.T) {
 	}
 	out := t.TempDir()
 	o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Model: model,
-		Steps: 500, Batch: 128, Samples: 1000, Sweeps: 20}
+		Steps: 250, Batch: 128, Samples: 1000, Sweeps: 20}
 	results, err := TrainTable(o)
 	if err != nil {
 		t.Fatal(err)
@@ -406,6 +406,7 @@ func TestTrainTableWithoutNumbers(t *testing.T) {
 	}
 	for _, c := range cells {
 		got := count[[2]string{c.colour, c.size}] / float64(samples.N)
+		t.Logf("(%s, %s): %.3f, truth %.2f", c.colour, c.size, got, c.p)
 		// 4 standard errors of 1,000 rows' share, and 0.02 for the model
 		if tol := 4*math.Sqrt(c.p*(1-c.p)/1000) + 0.02; math.Abs(got-c.p) > tol {
 			t.Errorf("synthetic share of (%s, %s): %.3f; want %.2f ± %.3f", c.colour, c.size, got, c.p, tol)

@@ -47,7 +47,7 @@ func openBackend(t *testing.T) backends.Backend {
 // scores.csv by hand, and their calibration (the share at most α is about
 // α, as for any model: the held-out rows are exchangeable with fresh
 // ones); the held-out rows' own p-values, exactly their ranks; a row far
-// from every training row, the smallest p-value.
+// from every training row, the smallest p-value; then the run's refusals.
 func TestTableModelScoresNewRows(t *testing.T) {
 	run := mixedRun(t)
 	m, err := OpenTableModel(openBackend(t), run, "med")
@@ -156,15 +156,13 @@ func TestTableModelScoresNewRows(t *testing.T) {
 	if p := m.PValue(energies[0]); p != 1.0/401 {
 		t.Errorf("a row of size 40: p-value %v, want 1/401", p)
 	}
+	refusesUnfinishedRuns(t, run)
 }
 
-func btof(b bool) float64 { return float64(btoi(b)) }
-
-// TestOpenTableModelRefusesAnUnfinishedRun: a checkpoint past the results
-// (a run stopped while measuring) and a folder of another kind are errors
-// that say so.
-func TestOpenTableModelRefusesAnUnfinishedRun(t *testing.T) {
-	run := mixedRun(t)
+// refusesUnfinishedRuns: a checkpoint past the results (a run stopped
+// while measuring), a method the run lacks and a folder of another kind
+// are errors that say so.
+func refusesUnfinishedRuns(t *testing.T, run string) {
 	b := openBackend(t)
 	path := filepath.Join(run, "med", ResultsFile)
 	var res TableResults
@@ -185,3 +183,5 @@ func TestOpenTableModelRefusesAnUnfinishedRun(t *testing.T) {
 		}
 	}
 }
+
+func btof(b bool) float64 { return float64(btoi(b)) }
