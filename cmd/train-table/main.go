@@ -91,8 +91,8 @@ func parseFlags(args []string) (densityrun.TableOptions, flagcheck.Flags, error)
 	fs.Float64Var(&o.TestFraction, "test-fraction", 0.2, "fraction of the rows held out, chosen by -seed")
 	fs.Int64Var(&o.Seed, "seed", 1, "random seed: split, initialisation, batches, noise and sampling")
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 500, "steps between checkpoints")
-	fs.IntVar(&o.Samples, "samples", 1000, "synthetic rows written to samples.csv")
-	fs.IntVar(&o.Sweeps, "sweeps", 200, "sampler sweeps per synthetic row, from a training row (20: a fifth of the time and rows as good on a large table; nearer their training rows on a small one: docs/tables.md)")
+	fs.IntVar(&o.Samples, "samples", densityrun.DefaultTableSamples, "synthetic rows written to samples.csv")
+	fs.IntVar(&o.Sweeps, "sweeps", densityrun.DefaultTableSweeps, "sampler sweeps per synthetic row, from a training row (20: a fifth of the time and rows as good on a large table; nearer their training rows on a small one: docs/tables.md)")
 	if err := fs.Parse(args); err != nil {
 		return o, nil, err
 	}
