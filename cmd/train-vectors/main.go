@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/edlebm/edlebm/backend"
+	"github.com/edlebm/edlebm/datasets/vectors"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/internal/flagcheck"
@@ -46,13 +47,22 @@ func main() {
 	}
 	o.Stop = training.StopSignals()
 	if _, err := densityrun.Train(o); err != nil && !errors.Is(err, training.ErrStopped) {
-		log.Fatalf("train-vectors: %v", optionFlags.Explain(err))
+		log.Fatalf("train-vectors: %v", optionFlags.Explain(pointToTables(err)))
 	}
 }
 
 // optionFlags names the flag that sets each of densityrun.Options' fields
 // (parseFlags fills it), for the run layer's errors.
 var optionFlags flagcheck.Flags
+
+// pointToTables adds to an error of a word among the numbers where a table
+// with categories goes.
+func pointToTables(err error) error {
+	if errors.Is(err, vectors.ErrNotANumber) {
+		return fmt.Errorf("%w (train-vectors reads numbers only; a table with categories is train-table's: go run ./cmd/train-table -data FILE, docs/tables.md)", err)
+	}
+	return err
+}
 
 // parseFlags turns the command line into densityrun.Options.
 func parseFlags(args []string) (densityrun.Options, error) {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,5 +67,27 @@ func TestRunLayerErrorsNameTheFlags(t *testing.T) {
 		if err = optionFlags.Explain(err); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one containing %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestAWordPointsToTrainTable: a file with a word among its numbers is
+// refused naming line and column, and the error says which command reads
+// tables with categories.
+func TestAWordPointsToTrainTable(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "mixed.csv")
+	if err := os.WriteFile(data, []byte("size,colour\n1.5,red\n2,blue\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseFlags([]string{"-data", data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Out = t.TempDir()
+	_, err = densityrun.Train(o)
+	if err = pointToTables(err); err == nil || !strings.Contains(err.Error(), `line 2, column 2 (colour): "red" is not a number`) || !strings.Contains(err.Error(), "go run ./cmd/train-table") {
+		t.Errorf("error %v, want one naming line 2, column 2 and train-table", err)
+	}
+	if err := pointToTables(errors.New("other")); err.Error() != "other" {
+		t.Errorf("another error became %v", err)
 	}
 }

@@ -248,11 +248,15 @@ func (t *table) set() *Set {
 	return s
 }
 
+// ErrNotANumber is what a field that is not a number is (errors.Is): a
+// word in a file of numbers.
+var ErrNotANumber = errors.New("not a number")
+
 // parseNumber reads a finite number.
 func parseNumber(field string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a number", field)
+		return 0, fmt.Errorf("%q is %w", field, ErrNotANumber)
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%v: want finite numbers (remove or fill in missing values)", v)
