@@ -123,6 +123,10 @@ type TableResults struct {
 	// where no MALA step moved the rows (a table without numbers).
 	SampleStepSize   float64  `json:"sample_step_size,omitempty"`
 	SampleAcceptance *float64 `json:"sample_acceptance,omitempty"`
+	// ColumnShapes is the mean of Columns' scores: how the synthetic rows
+	// match the training rows column by column (SDMetrics' Column Shapes).
+	ColumnShapes float64       `json:"column_shapes"`
+	Columns      []ColumnShape `json:"columns,omitempty"`
 	// TrainSeconds is the training steps' time, summed over the metrics
 	// log (each step once: a stopped and resumed run's too);
 	// MeasureSeconds the time to measure the model and sample its rows,
@@ -221,16 +225,18 @@ func TrainTable(o TableOptions) ([]TableResults, error) {
 			return nil, err
 		}
 	}
-	fmt.Print(tab.Summary())
+	summary := tab.Summary()
+	fmt.Print(summary)
+	trainRows := tab.Rows(rec.Train)
 	var all []TableResults
 	for _, cfg := range configs {
-		r, err := runTableMethod(b, cfg, rec, train, test, o)
+		r, err := runTableMethod(b, cfg, rec, trainRows, train, test, o)
 		if err != nil {
 			return nil, fmt.Errorf("method %s: %w", cfg.Method, err)
 		}
 		all = append(all, r)
 	}
-	return all, nil
+	return all, writeTableReport(o.Out, rec, summary, all)
 }
 
 // openTable reads the table and its split: the one recorded in the run
@@ -353,7 +359,7 @@ func rowsOf(encoded []float32, width int, indices []int) []float32 {
 
 // runTableMethod trains one method (resuming its checkpoint), then
 // measures it and writes its rows.
-func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, train, test []float32, o TableOptions) (TableResults, error) {
+func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, trainRows *table.Table, train, test []float32, o TableOptions) (TableResults, error) {
 	folder := methodFolder(o.Out, cfg.Method)
 	if err := os.MkdirAll(folder.Dir, 0o755); err != nil {
 		return TableResults{}, err
@@ -369,7 +375,7 @@ func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, tra
 		return TableResults{}, err
 	}
 	start := time.Now()
-	r, err := measureTable(b, model, cfg, rec, train, test, o)
+	r, err := measureTable(b, model, cfg, rec, trainRows, train, test, o)
 	if err != nil {
 		return r, err
 	}
@@ -399,8 +405,9 @@ func (r TableResults) Overfitting() string {
 }
 
 // measureTable computes the energies, the target's classification, the
-// synthetic rows and the ranked held-out rows.
-func measureTable(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train, test []float32, o TableOptions) (TableResults, error) {
+// synthetic rows (compared with the training rows, trainRows, column by
+// column) and the ranked held-out rows.
+func measureTable(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, trainRows *table.Table, train, test []float32, o TableOptions) (TableResults, error) {
 	width := rec.Schema.Width()
 	r := TableResults{Method: cfg.Method, Step: model.Step()}
 	energies, err := model.Energies(slices.Concat(test, train), width)
@@ -426,7 +433,21 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 	if err != nil {
 		return r, err
 	}
-	return r, writeRows(filepath.Join(folder, SamplesFile), rec, samples)
+	path := filepath.Join(folder, SamplesFile)
+	if err := writeRows(path, rec, samples); err != nil {
+		return r, err
+	}
+	synthetic, err := table.ReadRows(path, rec.Schema, table.Options{}) // the rows as the user gets them
+	if err != nil {
+		return r, fmt.Errorf("the synthetic rows: %w", err)
+	}
+	if r.Columns, err = columnShapes(trainRows, synthetic, folder); err != nil {
+		return r, err
+	}
+	for _, c := range r.Columns {
+		r.ColumnShapes += c.Score / float64(len(r.Columns))
+	}
+	return r, nil
 }
 
 // classify sets the target column's classification of the held-out rows:

@@ -68,6 +68,15 @@ func mixedCSV(t *testing.T) (string, func(size float64) []float64) {
 	return p, mixedPosterior
 }
 
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
 // mixedModel is the mixed table's model in the tests: small, fast to train.
 func mixedModel(c *density.Config) error {
 	c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
@@ -159,6 +168,35 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 	}
 	if samples.N != 400 || samples.Schema.Columns[1].Name != "kind" || math.Abs(shares[0]-0.6) > 0.1 || math.Abs(shares[2]-0.1) > 0.08 || math.Abs(size-(-0.45)) > 0.3 {
 		t.Errorf("samples: %d rows, columns %v, kind shares %.3f, mean size %.3f (data: 0.6/0.3/0.1, −0.45)", samples.N, samples.Schema.Header(), shares, size)
+	}
+	// The kind's shape score against a count over samples.csv and the
+	// file's training rows; every chart on the report, and on disk.
+	trainShares, sampleShares := make([]float64, 3), make([]float64, 3)
+	for _, i := range rec.Train {
+		trainShares[tab.Codes[i]] += 1 / float64(len(rec.Train))
+	}
+	for i := range samples.N {
+		sampleShares[samples.Codes[i]] += 1 / float64(samples.N)
+	}
+	var tv float64
+	for k := range 3 {
+		tv += math.Abs(trainShares[k]-sampleShares[k]) / 2
+	}
+	if len(r.Columns) != 2 || r.Columns[1].Column != "kind" || math.Abs(r.Columns[1].Score-(1-tv)) > 1e-9 ||
+		math.Abs(r.ColumnShapes-(r.Columns[0].Score+r.Columns[1].Score)/2) > 1e-12 || r.Columns[0].Score < 0.8 {
+		t.Errorf("column shapes %v: %+v; want kind's 1 − TV = %v by hand, the size's near 1", r.ColumnShapes, r.Columns, 1-tv)
+	}
+	report := readText(t, filepath.Join(out, "report.html"))
+	for _, c := range r.Columns {
+		if !strings.Contains(report, `src="med/`+c.Chart+`"`) {
+			t.Errorf("report.html lacks the chart of %s (%s)", c.Column, c.Chart)
+		}
+		if _, err := os.Stat(filepath.Join(out, "med", c.Chart)); err != nil {
+			t.Error(err)
+		}
+	}
+	if !strings.Contains(report, "kind classified by the energy") || !strings.Contains(report, `src="med/losses.png"`) {
+		t.Errorf("report.html lacks the classification or the loss curve")
 	}
 	rows := testutil.ReadCSV(t, filepath.Join(out, "med", ScoresFile))
 	if len(rows) != len(rec.Test)+1 || strings.Join(rows[0], ",") != "rank,row,energy,size,kind" {

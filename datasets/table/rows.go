@@ -155,14 +155,7 @@ func (s Schema) parseRow(place string, rec []string, at []int, missing string) (
 // Fields is row i's values as text, in the schema's columns (the file's
 // order): numbers as read (shortest form), each category its word.
 func (t *Table) Fields(i int) []string {
-	numeric, categorical := 0, 0
-	for _, c := range t.Schema.Columns {
-		if c.Kind == Numeric {
-			numeric++
-		} else {
-			categorical++
-		}
-	}
+	numeric, categorical := t.Schema.counts()
 	out := make([]string, 0, len(t.Schema.Columns))
 	n, k := 0, 0
 	for _, c := range t.Schema.Columns {
@@ -175,4 +168,50 @@ func (t *Table) Fields(i int) []string {
 		k++
 	}
 	return out
+}
+
+// Rows is a table of t's rows at indices, in that order, with t's schema.
+func (t *Table) Rows(indices []int) *Table {
+	numeric, categorical := t.Schema.counts()
+	out := &Table{Name: t.Name, Schema: t.Schema, N: len(indices)}
+	for _, i := range indices {
+		out.Numbers = append(out.Numbers, t.Numbers[i*numeric:(i+1)*numeric]...)
+		out.Codes = append(out.Codes, t.Codes[i*categorical:(i+1)*categorical]...)
+		if t.Lines != nil {
+			out.Lines = append(out.Lines, t.Lines[i])
+		}
+	}
+	return out
+}
+
+// Column is schema column c's values, one a row: its numbers if it is
+// numeric, else its category indices.
+func (t *Table) Column(c int) (numbers []float64, codes []int) {
+	numeric, categorical := t.Schema.counts()
+	at := 0 // c's place among the columns of its kind
+	for _, col := range t.Schema.Columns[:c] {
+		if col.Kind == t.Schema.Columns[c].Kind {
+			at++
+		}
+	}
+	for i := range t.N {
+		if t.Schema.Columns[c].Kind == Numeric {
+			numbers = append(numbers, t.Numbers[i*numeric+at])
+		} else {
+			codes = append(codes, t.Codes[i*categorical+at])
+		}
+	}
+	return numbers, codes
+}
+
+// counts is the schema's numeric and categorical columns.
+func (s Schema) counts() (numeric, categorical int) {
+	for _, c := range s.Columns {
+		if c.Kind == Numeric {
+			numeric++
+		} else {
+			categorical++
+		}
+	}
+	return numeric, categorical
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -168,4 +169,35 @@ func FuzzReadRows(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRowsAndColumn: a table's rows picked in another order, and each
+// column's values, read against the rows' fields.
+func TestRowsAndColumn(t *testing.T) {
+	s := penguinSchema(t)
+	tab, err := s.ParseRows("rows", s.Header(), [][]string{
+		{"Adelie", "Dream", "40", "4000", "male", "2007", "Mar"},
+		{"Gentoo", "Biscoe", "47.5", "5000", "female", "2009", "Dec"},
+		{"Chinstrap", "Dream", "49", "3700", "male", "2008", "Jan"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	picked := tab.Rows([]int{2, 0})
+	if picked.N != 2 || !slices.Equal(picked.Fields(0), tab.Fields(2)) || !slices.Equal(picked.Fields(1), tab.Fields(0)) || !slices.Equal(picked.Lines, []int{3, 1}) {
+		t.Errorf("rows 3 and 1: %q, %q, lines %v", picked.Fields(0), picked.Fields(1), picked.Lines)
+	}
+	for c, col := range s.Columns {
+		numbers, codes := tab.Column(c)
+		for i := range tab.N {
+			var got string
+			if col.Kind == Numeric {
+				got = strconv.FormatFloat(numbers[i], 'g', -1, 64)
+			} else {
+				got = col.Categories[codes[i]]
+			}
+			if want := tab.Fields(i)[c]; got != want {
+				t.Errorf("column %s, row %d: %q, the row's field %q", col.Name, i+1, got, want)
+			}
+		}
+	}
 }
