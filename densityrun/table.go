@@ -89,6 +89,11 @@ type TableOptions struct {
 	// p(y | rest) ∝ exp(−E), its accuracy and calibration on the held-out
 	// rows.
 	Target string
+	// AIS estimates each model's log Z over mixed rows
+	// (sampling.MixedAIS's defaults, its base the training rows' category
+	// shares, seed Seed), for the held-out log-likelihood; NoAIS skips it.
+	AIS   sampling.MixedAISConfig
+	NoAIS bool
 	// Samples synthetic rows (default DefaultTableSamples) are drawn by
 	// Sweeps sweeps (default DefaultTableSweeps) of sampling.MixedSweeps
 	// from training rows.
@@ -105,6 +110,18 @@ type TableResults struct {
 	// the training rows (no log Z: an energy, not a likelihood).
 	TestEnergy  float64 `json:"test_energy"`
 	TrainEnergy float64 `json:"train_energy"`
+	// TestLogLikelihood is the mean log-likelihood of the held-out rows,
+	// log p(x) = −E(u) − log Z + log|∂u/∂x|: the numbers' density on the
+	// data's scale (u standardised) times the probability of the
+	// categories (and of being at each spike); TestInterval its 95 %
+	// bootstrap interval over the rows; TrainLogLikelihood the same of the
+	// training rows. LogZ is MixedAIS's estimate, AIS it with its
+	// evidence of convergence. All absent when the run skipped AIS.
+	TestLogLikelihood  float64             `json:"test_loglik,omitempty"`
+	TestInterval       *eval.Interval      `json:"test_loglik_interval,omitempty"`
+	TrainLogLikelihood float64             `json:"train_loglik,omitempty"`
+	LogZ               float64             `json:"log_z,omitempty"`
+	AIS                *sampling.AISResult `json:"ais,omitempty"`
 	// HeldOutAbove is the share of (held-out, training) pairs of rows in
 	// which the held-out row has the higher energy (eval.RankShare): 0.5
 	// when the model scores rows it never saw as it scores its training
@@ -161,6 +178,9 @@ func (o TableOptions) withDefaults() (TableOptions, error) {
 		return o, errors.New("Options.Out: the run folder is required")
 	case o.Steps < 1 || o.Batch < 0 || o.CheckpointEvery < 1 || o.Samples < 1 || o.Sweeps < 1:
 		return o, fmt.Errorf("densityrun: steps %d, batch %d, checkpoint-every %d, samples %d and sweeps %d: want ≥ 1", o.Steps, o.Batch, o.CheckpointEvery, o.Samples, o.Sweeps)
+	}
+	if err := o.AIS.Validate(); err != nil {
+		return o, fmt.Errorf("Options.AIS: %w", err)
 	}
 	return o, o.Read.Check() // before the file is read, so not named as Options.Data's
 }
@@ -381,6 +401,9 @@ func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, tra
 	}
 	r.TrainSeconds, r.MeasureSeconds = trained, time.Since(start).Seconds()
 	fmt.Printf("%s: held-out energy %.4f (training %.4f)", cfg.Method, r.TestEnergy, r.TrainEnergy)
+	if r.AIS != nil {
+		fmt.Printf("; held-out log-likelihood %.4f [%.4f, %.4f] nats a row (training %.4f)", r.TestLogLikelihood, r.TestInterval.Lo, r.TestInterval.Hi, r.TrainLogLikelihood)
+	}
 	if r.Target != "" {
 		fmt.Printf("; %s classified with accuracy %.4f (majority %.4f), ECE %.4f", r.Target, r.TargetAccuracy, r.MajorityShare, r.TargetECE)
 	}
@@ -425,6 +448,11 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 			return r, err
 		}
 	}
+	if !o.NoAIS {
+		if err := tableLogLikelihood(b, model, cfg, rec, train, testE, trainE, o, &r); err != nil {
+			return r, fmt.Errorf("the log-likelihood: %w", err)
+		}
+	}
 	folder := filepath.Join(o.Out, cfg.Method)
 	if err := writeScores(filepath.Join(folder, ScoresFile), rec, test, testE); err != nil {
 		return r, err
@@ -448,6 +476,58 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 		r.ColumnShapes += c.Score / float64(len(r.Columns))
 	}
 	return r, nil
+}
+
+// tableLogLikelihood estimates the model's log Z by MixedAIS, from a base
+// of standard normal numbers and the training rows' category shares, and
+// sets r's log-likelihoods of the held-out and training rows (of energies
+// testE and trainE).
+func tableLogLikelihood(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train []float32, testE, trainE []float64, o TableOptions, r *TableResults) error {
+	layout := mixedLayout(rec.Schema)
+	width := layout.Width()
+	aisCfg := o.AIS
+	aisCfg.Seed = cmp.Or(aisCfg.Seed, o.Seed)
+	if aisCfg.Categories == nil {
+		at := layout.Numeric
+		for _, k := range layout.Categories {
+			shares := make([]float64, k)
+			for i := range len(train) / width {
+				shares[slices.Index(train[i*width+at:i*width+at+k], 1)]++
+			}
+			aisCfg.Categories = append(aisCfg.Categories, shares)
+			at += k
+		}
+	}
+	fmt.Printf("%s: measuring: held-out log-likelihood by AIS over mixed rows\n", cfg.Method)
+	ais, err := sampling.MixedAIS(b, model.Context(), func(ctx *context.Context) losses.EnergyFn { return density.AveragedEnergy(ctx, cfg) }, layout, aisCfg)
+	if err != nil {
+		return err
+	}
+	reportAIS(cfg.Method, ais)
+	r.LogZ, r.AIS = ais.LogZ, &ais
+	logJ := rec.Standardizer.LogJacobian()
+	logLik := func(energies []float64) []float64 {
+		out := make([]float64, len(energies))
+		for i, e := range energies {
+			out[i] = -e - ais.LogZ + logJ
+		}
+		return out
+	}
+	test := logLik(testE)
+	r.TestLogLikelihood, r.TrainLogLikelihood = stat.Mean(test, nil), stat.Mean(logLik(trainE), nil)
+	interval, err := eval.MeanInterval(test, 1000, uint64(o.Seed))
+	r.TestInterval = &interval
+	return err
+}
+
+// mixedLayout is the schema's encoded rows as the mixed samplers see
+// them: the numbers, then each categorical block.
+func mixedLayout(s table.Schema) sampling.MixedLayout {
+	layout := sampling.MixedLayout{Numeric: s.Width(), Categories: mixedColumns(s).Categories()}
+	for _, k := range layout.Categories {
+		layout.Numeric -= k
+	}
+	return layout
 }
 
 // classify sets the target column's classification of the held-out rows:
@@ -529,10 +609,7 @@ func blockOf(s table.Schema, name string) (at, k int) {
 // It sets r's sample step size and acceptance.
 func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train []float32, o TableOptions, r *TableResults) ([]float32, error) {
 	width := rec.Schema.Width()
-	layout := sampling.MixedLayout{Numeric: width, Categories: mixedColumns(rec.Schema).Categories()}
-	for _, k := range layout.Categories {
-		layout.Numeric -= k
-	}
+	layout := mixedLayout(rec.Schema)
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x73616d70))
 	start := make([]float32, 0, o.Samples*width)
 	for range o.Samples {

@@ -23,7 +23,7 @@ func mixedRun(t *testing.T) string {
 	t.Helper()
 	data, _ := mixedCSV(t)
 	out := t.TempDir()
-	o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Target: "kind",
+	o := TableOptions{NoAIS: true, Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Target: "kind",
 		Model: mixedModel, Steps: 300, Batch: 128, Samples: 10, Sweeps: 2}
 	if _, err := TrainTable(o); err != nil {
 		t.Fatal(err)

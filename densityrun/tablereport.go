@@ -183,8 +183,8 @@ var methodNames = map[string]string{"med": "energy discrepancy", "mcd": "contras
 // tablePage is the report's template data.
 type tablePage struct {
 	Title, File, Summary, Written string
-	Rows, Train, Test            int
-	Methods                      []tableMethod
+	Rows, Train, Test             int
+	Methods                       []tableMethod
 }
 
 // tableMethod is one method's section of the report.

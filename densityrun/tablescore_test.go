@@ -46,7 +46,7 @@ func naiveAveragePrecision(anomalous []bool) float64 {
 func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 	data, _ := mixedCSV(t)
 	run := t.TempDir()
-	o := TableOptions{Data: data, Out: run, Backend: testutil.BackendName(), Methods: []string{"med"}, Target: "kind",
+	o := TableOptions{NoAIS: true, Data: data, Out: run, Backend: testutil.BackendName(), Methods: []string{"med"}, Target: "kind",
 		Model: func(c *density.Config) error {
 			c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}
 			c.LearningRate, c.ED = 1e-2, losses.EDConfig{T: 0.05, M: 16, W: 1}

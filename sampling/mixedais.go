@@ -34,6 +34,17 @@ type MixedAISConfig struct {
 	TargetAcceptance float64
 }
 
+// Validate reports the first invalid setting, its zero fields taking
+// their defaults.
+func (c MixedAISConfig) Validate() error {
+	c, err := c.withDefaults()
+	if err != nil {
+		return err
+	}
+	_, err = c.AnnealConfig.withDefaults()
+	return err
+}
+
 func (c MixedAISConfig) withDefaults() (MixedAISConfig, error) {
 	c.BaseStd, c.MALASteps, c.TargetAcceptance = cmp.Or(c.BaseStd, 1), cmp.Or(c.MALASteps, 2), cmp.Or(c.TargetAcceptance, 0.574)
 	switch {

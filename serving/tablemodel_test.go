@@ -45,7 +45,7 @@ func tableRun(t *testing.T) (run string, results densityrun.TableResults, header
 		t.Fatal(err)
 	}
 	run = t.TempDir()
-	rs, err := densityrun.TrainTable(densityrun.TableOptions{Data: data, Out: run, Backend: testutil.BackendName(), Methods: []string{"med"}, Target: "kind",
+	rs, err := densityrun.TrainTable(densityrun.TableOptions{NoAIS: true, Data: data, Out: run, Backend: testutil.BackendName(), Methods: []string{"med"}, Target: "kind",
 		Model: func(c *density.Config) error {
 			c.MLP = nets.MLPConfig{Hidden: []int{16, 16}, Activation: "softplus"}
 			c.LearningRate = 1e-2

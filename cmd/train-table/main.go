@@ -25,6 +25,7 @@ import (
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/densityrun"
 	"github.com/edlebm/edlebm/internal/flagcheck"
+	"github.com/edlebm/edlebm/sampling"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -93,14 +94,26 @@ func parseFlags(args []string) (densityrun.TableOptions, flagcheck.Flags, error)
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 500, "steps between checkpoints")
 	fs.IntVar(&o.Samples, "samples", densityrun.DefaultTableSamples, "synthetic rows written to samples.csv")
 	fs.IntVar(&o.Sweeps, "sweeps", densityrun.DefaultTableSweeps, "sampler sweeps per synthetic row, from a training row (20: a fifth of the time and rows as good on a large table; nearer their training rows on a small one: docs/tables.md)")
+	var loglik bool
+	fs.BoolVar(&loglik, "loglik", true, "estimate each model's log Z by AIS over mixed rows, for the held-out log-likelihood")
+	fs.IntVar(&o.AIS.Chains, "ais-chains", sampling.DefaultAISChains, "AIS: independent chains (importance weights)")
+	fs.IntVar(&o.AIS.Temperatures, "ais-temperatures", sampling.DefaultAISTemperatures, "AIS: intermediate distributions (a check run takes half as many)")
 	if err := fs.Parse(args); err != nil {
 		return o, nil, err
 	}
+	o.NoAIS = !loglik
 	flags := flagcheck.FlagsOf(&o, fs)
+	flags["NoAIS"] = "loglik"
 	flags["Methods"], flags["Read.Columns"], flags["Read.Drop"] = "methods", "column", "drop"
 	flags["Missing"], flags["MaxCategories"], flags["SpikeShare"] = "missing", "max-categories", "spike-share" // named so by package table
 	if fs.NArg() > 0 {
 		return o, flags, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := flagcheck.Check(
+		flagcheck.Rule{Name: "ais-chains", Value: o.AIS.Chains, OK: o.AIS.Chains >= 2, Want: "≥ 2"},
+		flagcheck.Rule{Name: "ais-temperatures", Value: o.AIS.Temperatures, OK: o.AIS.Temperatures >= 2, Want: "≥ 2 (a check run takes half as many)"},
+	); err != nil {
+		return o, flags, err
 	}
 	o.Methods = strings.Split(methods, ",")
 	for i := range o.Methods {

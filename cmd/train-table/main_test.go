@@ -33,6 +33,7 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-column", "month"}, `invalid value "month" for flag -column`},
 		{[]string{"-column", "month=word"}, `kind "word"`},
 		{[]string{"-data", "x.csv", "extra"}, "unexpected arguments"},
+		{[]string{"-data", "x.csv", "-ais-chains", "1"}, "flag -ais-chains 1: must be ≥ 2"},
 	} {
 		if _, _, err := parseFlags(tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one containing %q", tc.args, err, tc.want)
@@ -77,7 +78,7 @@ func TestResumesARunOfAnEarlierVersion(t *testing.T) {
 	writeLosses(t, metrics, stopped)
 	o, flags, err := parseFlags([]string{"-backend", "go", "-data", filepath.Join("testdata", "mixed.csv"),
 		"-column", "size=categorical:ordinal:small,medium,large", "-methods", "med", "-set", "toy_mlp_hidden=8",
-		"-batch", "16", "-checkpoint-every", "2", "-samples", "5", "-sweeps", "2", "-steps", "8", "-out", out})
+		"-batch", "16", "-checkpoint-every", "2", "-samples", "5", "-sweeps", "2", "-steps", "8", "-loglik=false", "-out", out})
 	if err != nil {
 		t.Fatal(err)
 	}
