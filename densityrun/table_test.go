@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/edlebm/edlebm/atomicfile"
+	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/table"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/testutil"
@@ -144,6 +145,28 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 	t.Logf("held-out log-likelihood %.4f [%.4f, %.4f], the truth's %.4f; log Z %.4f (converged %v)", r.TestLogLikelihood, r.TestInterval.Lo, r.TestInterval.Hi, truth, r.LogZ, r.AIS.Converged)
 	if math.Abs(r.TestLogLikelihood-truth) > 0.05 || !r.AIS.Converged {
 		t.Errorf("held-out log-likelihood %.4f, the truth's %.4f on the same rows; want within 0.05 nats", r.TestLogLikelihood, truth)
+	}
+	// The served model's log-densities of the held-out rows (scores.csv's
+	// energies) average to the run's held-out log-likelihood.
+	b, _, err := backend.Open(testutil.BackendName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Finalize()
+	served, err := OpenTableModel(b, out, "med")
+	if err != nil {
+		t.Fatal(err)
+	}
+	energies, err := readRankedEnergies(filepath.Join(out, "med", ScoresFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mean float64
+	for _, e := range energies {
+		mean += served.LogDensity(e) / float64(len(energies))
+	}
+	if !served.HasLogZ || math.Abs(mean-r.TestLogLikelihood) > 1e-6 {
+		t.Errorf("the table model's mean held-out log-density %.8f (log Z known: %v), the run's %.8f", mean, served.HasLogZ, r.TestLogLikelihood)
 	}
 	// The training time of both invocations, each step once, as the
 	// metrics log has it; the measuring and sampling of the second.

@@ -31,6 +31,10 @@ type TableModel struct {
 	// probabilities.
 	Target           string
 	TargetCategories []string
+	// LogZ is the run's AIS estimate of the model's log Z (its results'),
+	// HasLogZ false for a run that skipped it: LogDensity needs it.
+	LogZ    float64
+	HasLogZ bool
 
 	model    *density.Model
 	record   tableRecord
@@ -70,7 +74,8 @@ func OpenTableModel(b backends.Backend, run, method string) (*TableModel, error)
 		return nil, fmt.Errorf("method %s: %s ranks %d rows, the run held out %d", method, filepath.Join(folder, ScoresFile), len(heldOut), len(rec.Test))
 	}
 	slices.Sort(heldOut)
-	m := &TableModel{Method: method, Step: model.Step(), Schema: rec.Schema, Target: res.Target, model: model, record: rec, heldOut: heldOut}
+	m := &TableModel{Method: method, Step: model.Step(), Schema: rec.Schema, Target: res.Target, LogZ: res.LogZ, HasLogZ: res.AIS != nil,
+		model: model, record: rec, heldOut: heldOut}
 	if m.Target != "" {
 		if !isCategorical(rec.Schema, m.Target) {
 			return nil, fmt.Errorf("method %s: its results' target %q is no categorical column of %s", method, m.Target, filepath.Join(run, TableFile))
@@ -148,4 +153,12 @@ func (m *TableModel) Center() []float32 {
 		row[b.At] = 1
 	}
 	return row
+}
+
+// LogDensity is the log-likelihood of a row of energy e, as TableResults'
+// held-out log-likelihood counts it: −e − log Z + log|∂u/∂x|, the numbers'
+// density on the data's scale times the categories' probability. It
+// needs the run's log Z (HasLogZ).
+func (m *TableModel) LogDensity(e float64) float64 {
+	return -e - m.LogZ + m.record.Standardizer.LogJacobian()
 }

@@ -175,11 +175,15 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 }
 
 // scoredRows is the ranked file's header and rows (writeRanked's layout:
-// each row's line first): the line, the energy's p-value, the target's
+// each row's line first): the line, the energy's p-value, the row's
+// log-likelihood when the run estimated log Z, the target's
 // likeliest category and its probability when the model has a target,
 // then the row's fields. It counts the rows at p ≤ FlagLevel in r.
 func (m *TableModel) scoredRows(tab *table.Table, energies, probs []float64, r *TableScoreReport) (header []string, rows [][]string) {
 	header = []string{"rank", "line", "energy", "p_value"}
+	if m.HasLogZ {
+		header = append(header, "log_density")
+	}
 	k := len(m.TargetCategories)
 	if k > 0 {
 		header = append(header, "predicted_"+m.Target, "predicted_probability")
@@ -192,6 +196,9 @@ func (m *TableModel) scoredRows(tab *table.Table, energies, probs []float64, r *
 			r.Flagged++
 		}
 		rows[i] = []string{strconv.Itoa(tab.Lines[i]), strconv.FormatFloat(p, 'g', 6, 64)}
+		if m.HasLogZ {
+			rows[i] = append(rows[i], strconv.FormatFloat(m.LogDensity(energies[i]), 'g', 8, 64))
+		}
 		if k > 0 {
 			row := probs[i*k : (i+1)*k]
 			c := slices.Index(row, slices.Max(row))

@@ -68,6 +68,10 @@ type ScoredTableRow struct {
 	// atypical, (1 + k)/(1 + n): for a row drawn as the training rows
 	// were, P(PValue ≤ α) ≤ α.
 	PValue float64 `json:"p_value"`
+	// LogDensity is the row's log-likelihood under the model (its
+	// numbers' density on the data's scale times its categories'
+	// probability), absent for a run that did not estimate log Z.
+	LogDensity *float64 `json:"log_density,omitempty"`
 	// TargetProbabilities are p(target = c | the rest) for each category
 	// c of the run's target column, and Predicted the likeliest; absent
 	// when the run classified none.
@@ -101,6 +105,10 @@ func (m *TableModel) Score(ctx context.Context, rows *table.Table) ([]ScoredTabl
 	for i := range scored {
 		o := out[i*width : (i+1)*width]
 		r := ScoredTableRow{Energy: float64(o[0]), PValue: m.model.PValue(float64(o[0]))}
+		if m.model.HasLogZ {
+			v := m.model.LogDensity(float64(o[0]))
+			r.LogDensity = &v
+		}
 		if len(categories) > 0 {
 			r.TargetProbabilities = make(map[string]float64, len(categories))
 			for c, p := range o[1:] {
