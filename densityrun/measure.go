@@ -2,6 +2,7 @@ package densityrun
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -25,6 +26,7 @@ import (
 	"github.com/edlebm/edlebm/losses"
 	"github.com/edlebm/edlebm/plots"
 	"github.com/edlebm/edlebm/sampling"
+	"github.com/edlebm/edlebm/training"
 )
 
 // Names of the files a run writes.
@@ -89,6 +91,7 @@ func measure(b backends.Backend, model *density.Model, cfg density.Config, data 
 		}
 	}
 	aisCfg := o.AIS
+	aisCfg.Stop, aisCfg.Progress = o.Stop, cfg.Method+": AIS temperatures"
 	if o.AISBase == AISBaseData {
 		aisCfg.BaseMean, aisCfg.BaseCov = dataGaussian(data.trainPoints, d)
 	}
@@ -98,6 +101,9 @@ func measure(b backends.Backend, model *density.Model, cfg density.Config, data 
 			return ConvertDType(energy(ConvertDType(x, dtypes.Float32)), x.DType())
 		}
 	}, d, aisCfg)
+	if errors.Is(err, sampling.ErrStopped) {
+		return r, nil, fmt.Errorf("%s: AIS: %w", cfg.Method, training.ErrStopped) // a rerun measures anew
+	}
 	if err != nil {
 		return r, nil, err
 	}

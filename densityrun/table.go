@@ -486,7 +486,7 @@ func tableLogLikelihood(b backends.Backend, model *density.Model, cfg density.Co
 	layout := mixedLayout(rec.Schema)
 	width := layout.Width()
 	aisCfg := o.AIS
-	aisCfg.Seed = cmp.Or(aisCfg.Seed, o.Seed)
+	aisCfg.Seed, aisCfg.Stop, aisCfg.Progress = cmp.Or(aisCfg.Seed, o.Seed), o.Stop, cfg.Method+": AIS temperatures"
 	if aisCfg.Categories == nil {
 		at := layout.Numeric
 		for _, k := range layout.Categories {
@@ -500,6 +500,9 @@ func tableLogLikelihood(b backends.Backend, model *density.Model, cfg density.Co
 	}
 	fmt.Printf("%s: measuring: held-out log-likelihood by AIS over mixed rows\n", cfg.Method)
 	ais, err := sampling.MixedAIS(b, model.Context(), func(ctx *context.Context) losses.EnergyFn { return density.AveragedEnergy(ctx, cfg) }, layout, aisCfg)
+	if errors.Is(err, sampling.ErrStopped) {
+		return fmt.Errorf("%s: AIS: %w", cfg.Method, training.ErrStopped) // a rerun measures anew
+	}
 	if err != nil {
 		return err
 	}

@@ -246,8 +246,14 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 		}
 	}
 
-	// The finished run measured again: a stop ends its sampling.
+	// The finished run measured again: a stop ends its AIS, and without
+	// AIS its sampling.
 	stop <- os.Interrupt
+	if _, err := TrainTable(stopped); !errors.Is(err, training.ErrStopped) || !strings.Contains(err.Error(), "AIS") {
+		t.Errorf("a stop while log Z is estimated: %v, want ErrStopped from AIS", err)
+	}
+	stop <- os.Interrupt
+	stopped.NoAIS = true
 	if _, err := TrainTable(stopped); !errors.Is(err, training.ErrStopped) || !strings.Contains(err.Error(), "sampling rows") {
 		t.Errorf("a stop while the rows are sampled: %v, want ErrStopped from the sampling", err)
 	}

@@ -2,9 +2,11 @@ package sampling
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
@@ -14,6 +16,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 
 	"github.com/edlebm/edlebm/eval"
+	"github.com/edlebm/edlebm/internal/progress"
 	"github.com/edlebm/edlebm/internal/rngstate"
 	"github.com/edlebm/edlebm/losses"
 )
@@ -50,7 +53,16 @@ type AnnealConfig struct {
 	NoChecks bool
 	// Seed fixes the base samples and the transitions' draws.
 	Seed int64
+	// Stop, when it delivers (a Ctrl-C), ends the annealing between two
+	// compiled blocks with ErrStopped: on a large model it takes minutes.
+	Stop <-chan os.Signal `json:"-"`
+	// Progress, when set, names the annealing in a report of its
+	// temperatures done, their rate and the time to go.
+	Progress string `json:"-"`
 }
+
+// ErrStopped is what Anneal returns when AnnealConfig.Stop delivered.
+var ErrStopped = errors.New("sampling: annealing stopped")
 
 // The defaults of AnnealConfig and AISConfig: converged, by their checks,
 // on docs/sampling.md's closed-form targets and on the models of
@@ -236,6 +248,9 @@ type annealer struct {
 	block  int // temperatures a block
 	params int // values of a temperature's parameter vector
 	rng    *rand.Rand
+	// progress counts the temperatures of the runs after the pilot, when
+	// cfg.Progress asks for it.
+	progress *progress.Counter
 }
 
 func newAnnealer(backend backends.Backend, ctx *context.Context, path Path, kernel Kernel, cfg AnnealConfig) (*annealer, error) {
@@ -288,6 +303,11 @@ type blockResult struct {
 // run executes one block from x, logW through betas (block+1 values) with
 // params (block rows).
 func (a *annealer) run(x, logW *tensors.Tensor, betas []float64, params [][]float64) (blockResult, error) {
+	select {
+	case <-a.cfg.Stop:
+		return blockResult{}, ErrStopped
+	default:
+	}
 	flat := make([]float64, 0, a.block*a.params)
 	for _, p := range params {
 		if len(p) == 0 {
@@ -330,6 +350,9 @@ func (a *annealer) walk(x0 *tensors.Tensor, betas []float64, sched schedule) (*t
 		x, logW = r.x, r.logW
 		accepted += r.acceptance
 		blocks++
+		if a.progress != nil {
+			a.progress.Add(a.block)
+		}
 	}
 	return x, tensors.MustCopyFlatData[float64](logW), accepted / float64(max(blocks, 1)), nil
 }
@@ -343,6 +366,13 @@ func (a *annealer) all() (res AISResult, err error) {
 	}
 	res.Length, res.PilotTemperatures = sched.length(), len(sched)
 	adaptive := a.cfg.Spacing == SpacingAdaptive
+	if a.cfg.Progress != "" {
+		total := a.cfg.Temperatures
+		if !a.cfg.NoChecks { // the check, the reverse run and its settling
+			total += a.cfg.Temperatures/2 + a.cfg.Temperatures + 2*a.block
+		}
+		a.progress = progress.New(a.cfg.Progress, total)
+	}
 	forward := func(temperatures int) (Estimate, *tensors.Tensor, []float64, error) {
 		x0 := a.tensor(a.path.SampleBase(a.rng, a.cfg.Chains))
 		x, logW, acc, err := a.walk(x0, sched.grid(temperatures, adaptive), sched)
