@@ -231,8 +231,8 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if !strings.Contains(report, "kind classified by the energy") || !strings.Contains(report, `src="med/losses.png"`) {
-		t.Errorf("report.html lacks the classification or the loss curve")
+	if !strings.Contains(report, "kind classified by the energy") || !strings.Contains(report, `src="med/losses.png"`) || !strings.Contains(report, fmt.Sprintf("%.4f", r.TestLogLikelihood)) {
+		t.Errorf("report.html lacks the classification, the loss curve or the held-out log-likelihood")
 	}
 	rows := testutil.ReadCSV(t, filepath.Join(out, "med", ScoresFile))
 	if len(rows) != len(rec.Test)+1 || strings.Join(rows[0], ",") != "rank,row,energy,size,kind" {

@@ -218,6 +218,7 @@ pre { font-size: 0.85em; background: #f7f7f7; padding: 0.8em; overflow-x: auto; 
 <h2>{{.Long}} ({{.Name}}), step {{.Results.Step}}</h2>
 <table>
 <tr><td>mean energy of the held-out rows, of the training rows</td><td class="num">{{printf "%.4f" .Results.TestEnergy}}, {{printf "%.4f" .Results.TrainEnergy}}</td></tr>
+{{if .Results.AIS}}<tr><td>held-out log-likelihood, nats a row (95 % interval; training rows), through AIS's log Z {{printf "%.3f" .Results.LogZ}}{{if not .Results.AIS.Converged}} — AIS warned: {{range .Results.AIS.Warnings}}{{.}} {{end}}{{end}}</td><td class="num">{{printf "%.4f" .Results.TestLogLikelihood}} [{{printf "%.4f" .Results.TestInterval.Lo}}, {{printf "%.4f" .Results.TestInterval.Hi}}] ({{printf "%.4f" .Results.TrainLogLikelihood}})</td></tr>{{end}}
 <tr><td>held-out rows above training rows (share of pairs; 0.5: unseen rows scored as training rows)</td><td class="num">{{printf "%.3f" .Results.HeldOutAbove}} ({{printf "%.1f" .Results.HeldOutAboveZ}} standard errors)</td></tr>
 {{if .Results.Target}}<tr><td>{{.Results.Target}} classified by the energy: accuracy (majority), expected calibration error</td><td class="num">{{printf "%.4f" .Results.TargetAccuracy}} ({{printf "%.4f" .Results.MajorityShare}}), {{printf "%.4f" .Results.TargetECE}}</td></tr>{{end}}
 <tr><td>synthetic rows' column shapes (mean of the scores below; 1: the training rows' law)</td><td class="num">{{printf "%.4f" .Results.ColumnShapes}}</td></tr>
