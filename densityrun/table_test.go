@@ -70,14 +70,6 @@ func mixedCSV(t *testing.T) (string, func(size float64) []float64) {
 	return p, mixedPosterior
 }
 
-func readText(t *testing.T, path string) string {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(raw)
-}
 
 // mixedModel is the mixed table's model in the tests: small, fast to train.
 func mixedModel(c *density.Config) error {
@@ -222,7 +214,7 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 		math.Abs(r.ColumnShapes-(r.Columns[0].Score+r.Columns[1].Score)/2) > 1e-12 || r.Columns[0].Score < 0.8 {
 		t.Errorf("column shapes %v: %+v; want kind's 1 − TV = %v by hand, the size's near 1", r.ColumnShapes, r.Columns, 1-tv)
 	}
-	report := readText(t, filepath.Join(out, "report.html"))
+	report := testutil.ReadText(t, filepath.Join(out, "report.html"))
 	for _, c := range r.Columns {
 		if !strings.Contains(report, `src="med/`+c.Chart+`"`) {
 			t.Errorf("report.html lacks the chart of %s (%s)", c.Column, c.Chart)

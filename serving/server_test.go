@@ -104,14 +104,6 @@ func multipartBody(t testing.TB, files ...[2]string) (body *bytes.Buffer, conten
 	return body, w.FormDataContentType()
 }
 
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(raw)
-}
 
 // post sends a body and decodes the answer into v (when not nil),
 // returning the status code.
@@ -163,7 +155,7 @@ func TestServiceScoresAsScoreImages(t *testing.T) {
 	}
 	files := make([][2]string, len(names))
 	for i, n := range names {
-		files[i] = [2]string{n, readFile(t, filepath.Join(images, n))}
+		files[i] = [2]string{n, testutil.ReadText(t, filepath.Join(images, n))}
 	}
 	for _, chunk := range [][][2]string{files[:4], files[4:]} {
 		var answer ScoreAnswer
@@ -212,7 +204,7 @@ func pngHeader(w, h uint32) string {
 func TestServiceRefusesBadInputAndKeepsAnswering(t *testing.T) {
 	run, images, names := runFixture(t)
 	srv, _ := newTestServer(t, run, Options{MaxBodyBytes: 64 << 10})
-	good := readFile(t, filepath.Join(images, names[0]))
+	good := testutil.ReadText(t, filepath.Join(images, names[0]))
 	multi := func(files ...[2]string) (io.Reader, string) { b, ct := multipartBody(t, files...); return b, ct }
 	tooMany := make([][2]string, 5)
 	for i := range tooMany {
@@ -258,7 +250,7 @@ func TestServiceRefusesBadInputAndKeepsAnswering(t *testing.T) {
 func TestServiceAsksForItsToken(t *testing.T) {
 	run, images, names := runFixture(t)
 	srv, _ := newTestServer(t, run, Options{Token: "s3cret"})
-	good := readFile(t, filepath.Join(images, names[0]))
+	good := testutil.ReadText(t, filepath.Join(images, names[0]))
 	for _, c := range []struct {
 		header string
 		code   int
@@ -305,7 +297,7 @@ func TestServiceAnswers503PastItsRequestsInFlight(t *testing.T) {
 	defer srv.Close()
 	s.inFlight <- struct{}{}
 	s.inFlight <- struct{}{}
-	good := readFile(t, filepath.Join(images, names[0]))
+	good := testutil.ReadText(t, filepath.Join(images, names[0]))
 	resp, err := srv.Client().Post(srv.URL+"/v1/score", "image/png", strings.NewReader(good))
 	if err != nil {
 		t.Fatal(err)
@@ -326,7 +318,7 @@ func TestServiceAnswers503PastItsRequestsInFlight(t *testing.T) {
 // stops Serve before it listens.
 func TestServeDrainsOnShutdown(t *testing.T) {
 	run, images, names := runFixture(t)
-	good := readFile(t, filepath.Join(images, names[0]))
+	good := testutil.ReadText(t, filepath.Join(images, names[0]))
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	served := make(chan error, 1)

@@ -283,6 +283,16 @@ func RequireFashionMNIST(t testing.TB) {
 	}
 }
 
+// ReadText returns the file at path as text, or fails the test.
+func ReadText(t testing.TB, path string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
 // ReadCSV returns every record of the CSV file at path, header included,
 // or fails the test.
 func ReadCSV(t testing.TB, path string) [][]string {
