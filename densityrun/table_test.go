@@ -70,7 +70,6 @@ func mixedCSV(t *testing.T) (string, func(size float64) []float64) {
 	return p, mixedPosterior
 }
 
-
 // mixedModel is the mixed table's model in the tests: small, fast to train.
 func mixedModel(c *density.Config) error {
 	c.MLP = nets.MLPConfig{Hidden: []int{32, 32}, Activation: "softplus"}

@@ -104,7 +104,6 @@ func multipartBody(t testing.TB, files ...[2]string) (body *bytes.Buffer, conten
 	return body, w.FormDataContentType()
 }
 
-
 // post sends a body and decodes the answer into v (when not nil),
 // returning the status code.
 func post(t *testing.T, srv *httptest.Server, path, contentType string, body io.Reader, header http.Header, v any) int {
