@@ -466,7 +466,9 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 		return r, err
 	}
 	synthetic, err := table.ReadRows(path, rec.Schema, table.Options{}) // the rows as the user gets them
-	if err != nil {                                                     // a sampler gone astray (a NaN): the model's results stand, the rows are not compared
+	if err != nil {
+		// A sampler gone astray (a NaN): the model's results stand, the
+		// rows are not compared.
 		fmt.Printf("%s: warning: the synthetic rows are not compared with the training rows: %v\n", cfg.Method, err)
 		return r, nil
 	}

@@ -114,7 +114,7 @@ func TestMixedAISAgainstClosedForms(t *testing.T) {
 	for i, tc := range append(targets, skewed) {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := MixedAIS(testutil.Backend(), context.New(), func(*context.Context) losses.EnergyFn { return tc.energy }, tc.layout,
-				MixedAISConfig{AnnealConfig: AnnealConfig{Chains: 128, Temperatures: 400, Seed: 3}, BaseStd: 2, Categories: bases[i]})
+				MixedAISConfig{AnnealConfig: AnnealConfig{Chains: 128, Temperatures: 250, Seed: 3}, BaseStd: 2, Categories: bases[i]})
 			if err != nil {
 				t.Fatal(err)
 			}
