@@ -38,9 +38,8 @@ type TableModel struct {
 
 	model    *density.Model
 	record   tableRecord
-	heldOut  []float64 // the held-out rows' energies, ascending, at rankedEnergyDigits
-	at, k    int       // the target's one-hot block
-	variants bool      // Score computes the target's variants
+	heldOut []float64 // the held-out rows' energies, ascending, at rankedEnergyDigits
+	at, k   int       // the target's one-hot block (k 0: no target)
 }
 
 // OpenTableModel loads method's model of the TrainTable run folder run:
@@ -81,7 +80,6 @@ func OpenTableModel(b backends.Backend, run, method string) (*TableModel, error)
 			return nil, fmt.Errorf("method %s: its results' target %q is no categorical column of %s", method, m.Target, filepath.Join(run, TableFile))
 		}
 		m.at, m.k = blockOf(rec.Schema, m.Target)
-		m.variants = true
 		for _, c := range rec.Schema.Columns {
 			if c.Name == m.Target {
 				m.TargetCategories = c.Categories
@@ -113,7 +111,7 @@ func (m *TableModel) Score(encoded []float32) (energies, probs []float64, err er
 	if len(encoded)%width != 0 {
 		return nil, nil, fmt.Errorf("densityrun: %d values are not rows of %d", len(encoded), width)
 	}
-	if !m.variants {
+	if m.k == 0 {
 		energies, err = m.model.Energies(encoded, width)
 		return energies, nil, err
 	}
