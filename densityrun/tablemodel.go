@@ -36,8 +36,8 @@ type TableModel struct {
 	LogZ    float64
 	HasLogZ bool
 
-	model    *density.Model
-	record   tableRecord
+	model   *density.Model
+	record  tableRecord
 	heldOut []float64 // the held-out rows' energies, ascending, at rankedEnergyDigits
 	at, k   int       // the target's one-hot block (k 0: no target)
 }
