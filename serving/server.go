@@ -283,7 +283,8 @@ type Info struct {
 	Height   int   `json:"height,omitempty"`
 	Width    int   `json:"width,omitempty"`
 	Channels int   `json:"channels,omitempty"`
-	// A row model's method, row width, column names and log Z.
+	// A row or table model's method, row width (rows), column names and
+	// log Z.
 	Method  string   `json:"method,omitempty"`
 	Dim     int      `json:"dim,omitempty"`
 	Columns []string `json:"columns,omitempty"`

@@ -152,8 +152,12 @@ func (m *TableModel) Close() { closeModel(m.lock, m.scores) }
 
 func (m *TableModel) info() Info {
 	schema := m.model.Schema
-	return Info{Kind: "table", Backend: m.lock.described, Step: m.model.Step, Method: m.model.Method, Columns: schema.Header(), Schema: &schema,
+	info := Info{Kind: "table", Backend: m.lock.described, Step: m.model.Step, Method: m.model.Method, Columns: schema.Header(), Schema: &schema,
 		Target: m.model.Target, HeldOut: m.model.HeldOut(), MaxItems: m.MaxRows(), BatchSizes: m.scores.sizes}
+	if m.model.HasLogZ {
+		info.LogZ = m.model.LogZ
+	}
+	return info
 }
 
 func (m *TableModel) answerScore(r *http.Request) (any, error) {
