@@ -393,6 +393,8 @@ def evaluate(out, seed):
             continue
         j, r = json.load(open(p)), res["synthetic"][variant]
         r["heldout_above"], r["heldout_above_z"] = j.get("heldout_above_training"), j.get("heldout_above_training_z")
+        if j.get("column_shapes"):  # train-table's own column shapes (Go), against SDMetrics' on the same rows
+            r["go_column_shapes"] = j["column_shapes"]
         if j.get("train_seconds"):  # each step once, a resumed run's too; else the process's wall time above
             r["fit_s"], r["sample_s"] = j["train_seconds"], j["measure_seconds"]
         if target and not regression and variant != "ED (uniform)":
@@ -511,6 +513,10 @@ def report(out, name):
         for n in energies:
             rs = [e["synthetic"][n] for e in evals]
             print("| %s | %s | %s |" % (n, cell([r.get("heldout_above") for r in rs]), cell([r.get("heldout_above_z") for r in rs], "%.1f")))
+    gaps = [abs(r["go_column_shapes"] - r["column_shapes"]) for e in evals for r in e["synthetic"].values() if r.get("go_column_shapes")]
+    if gaps:
+        print("\ntrain-table's own column shapes (results.json, computed in Go) against SDMetrics' on the same rows: "
+              "largest difference %.2g over %d models." % (max(gaps), len(gaps)))
     if target and not regression:
         print("\n## Classifying `%s` with the energy\n" % target)
         print("p(y | x) ∝ exp(−E(x, y)) of the joint model against XGBoost trained on the real training rows, on the same "
