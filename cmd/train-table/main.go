@@ -38,8 +38,13 @@ func main() {
 		log.Fatalf("train-table: %v", err)
 	}
 	o.Stop = training.StopSignals()
-	if _, err := densityrun.TrainTable(o); err != nil && !errors.Is(err, training.ErrStopped) {
+	_, err = densityrun.TrainTable(o)
+	switch {
+	case errors.Is(err, training.ErrStopped):
+	case err != nil:
 		log.Fatalf("train-table: %v", flags.Explain(err))
+	default:
+		fmt.Printf("the run's page: %s\n", filepath.Join(o.Out, training.ReportFile))
 	}
 }
 
