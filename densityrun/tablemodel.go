@@ -2,6 +2,7 @@ package densityrun
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -159,4 +160,119 @@ func (m *TableModel) Center() []float32 {
 // needs the run's log Z (HasLogZ).
 func (m *TableModel) LogDensity(e float64) float64 {
 	return -e - m.LogZ + m.record.Standardizer.LogJacobian()
+}
+
+// ColumnFit is how one column's conditional law given the rest of the
+// row, p(column | rest) ∝ exp(−E), fits rows drawn as the training rows
+// were: a model's joint law is right only if every such conditional is.
+type ColumnFit struct {
+	Column string     `json:"column"`
+	Kind   table.Kind `json:"kind"`
+	// A categorical column's CalibrationGap is the largest |mean p(c |
+	// rest) − share of c| over its categories (0 when the conditional is
+	// calibrated in the large), and LogLikelihood the mean log p(c | rest)
+	// of the rows' own categories.
+	CalibrationGap float64 `json:"calibration_gap,omitempty"`
+	LogLikelihood  float64 `json:"conditional_loglik,omitempty"`
+	// A numeric column's MeanPIT is the mean of P(value < the row's |
+	// rest) under the conditional (on a grid of the standardised value):
+	// 0.5 when it is right, less when the model puts the column's mass
+	// too high; Deciles are the rows' shares in each tenth of that
+	// probability (0.1 each when right).
+	MeanPIT float64   `json:"mean_pit,omitempty"`
+	Deciles []float64 `json:"pit_deciles,omitempty"`
+}
+
+// pitGrid is the grid of standardised values on which ColumnFits
+// integrates a number's conditional: ±6 around the training rows' mean
+// in steps of 0.05.
+var pitGrid = func() []float32 {
+	var g []float32
+	for v := -6.0; v <= 6+1e-9; v += 0.05 {
+		g = append(g, float32(v))
+	}
+	return g
+}()
+
+// ColumnFits measures, for each column of the encoded rows (Width values
+// a row), how its conditional given the rest of the row fits them: the
+// categories' calibration in the large and log-likelihood, the numbers'
+// probability integral transform. A spike's block counts as a
+// categorical column of its number.
+func (m *TableModel) ColumnFits(encoded []float32) ([]ColumnFit, error) {
+	width := m.Width()
+	n := len(encoded) / width
+	if n == 0 || len(encoded)%width != 0 {
+		return nil, fmt.Errorf("densityrun: %d values are not rows of %d", len(encoded), width)
+	}
+	var fits []ColumnFit
+	numeric := 0
+	for _, c := range m.Schema.Columns {
+		if c.Kind != table.Numeric {
+			continue
+		}
+		fit, err := m.numericFit(encoded, numeric)
+		if err != nil {
+			return nil, err
+		}
+		fit.Column = c.Name
+		fits = append(fits, fit)
+		numeric++
+	}
+	for _, b := range m.Schema.Blocks() {
+		energies, err := m.model.Energies(targetVariants(encoded, width, b.At, b.Categories), width)
+		if err != nil {
+			return nil, err
+		}
+		k := b.Categories
+		probs := softmaxOfNegatives(energies, k)
+		meanP, share := make([]float64, k), make([]float64, k)
+		fit := ColumnFit{Column: m.Schema.Columns[b.Column].Name, Kind: table.Categorical}
+		for i := range n {
+			own := slices.Index(encoded[i*width+b.At:i*width+b.At+k], 1)
+			share[own] += 1 / float64(n)
+			fit.LogLikelihood += math.Log(probs[i*k+own]) / float64(n)
+			for c := range k {
+				meanP[c] += probs[i*k+c] / float64(n)
+			}
+		}
+		for c := range k {
+			fit.CalibrationGap = max(fit.CalibrationGap, math.Abs(meanP[c]-share[c]))
+		}
+		fits = append(fits, fit)
+	}
+	return fits, nil
+}
+
+// numericFit is the probability integral transform of the rows' j-th
+// number under its conditional given the rest, on pitGrid.
+func (m *TableModel) numericFit(encoded []float32, j int) (ColumnFit, error) {
+	width, g := m.Width(), len(pitGrid)
+	n := len(encoded) / width
+	variants := make([]float32, 0, n*g*width)
+	for i := range n {
+		row := encoded[i*width : (i+1)*width]
+		for _, v := range pitGrid {
+			variant := slices.Clone(row)
+			variant[j] = v
+			variants = append(variants, variant...)
+		}
+	}
+	energies, err := m.model.Energies(variants, width)
+	if err != nil {
+		return ColumnFit{}, err
+	}
+	probs := softmaxOfNegatives(energies, g)
+	fit := ColumnFit{Kind: table.Numeric, Deciles: make([]float64, 10)}
+	for i := range n {
+		var below float64
+		for k, v := range pitGrid {
+			if v < encoded[i*width+j] {
+				below += probs[i*g+k]
+			}
+		}
+		fit.MeanPIT += below / float64(n)
+		fit.Deciles[min(int(below*10), 9)] += 1 / float64(n)
+	}
+	return fit, nil
 }
