@@ -50,11 +50,6 @@ const (
 // went from 0.926 at 5,000 steps to 0.966 (docs/tables.md).
 const DefaultTableSteps = 20000
 
-// fitRows bound the held-out rows whose conditionals TrainTable measures
-// (TableResults.ColumnFits): a number's takes 121 energies a row; 500
-// rows put a PIT tenth's standard error at 0.013.
-const fitRows = 500
-
 // DefaultTableSamples and DefaultTableSweeps are TrainTable's synthetic
 // rows and their sampler's sweeps: 200 sweeps from training rows reach
 // the model's own law; 20 give rows as good on a large table in a fifth
@@ -145,10 +140,6 @@ type TableResults struct {
 	// where no MALA step moved the rows (a table without numbers).
 	SampleStepSize   float64  `json:"sample_step_size,omitempty"`
 	SampleAcceptance *float64 `json:"sample_acceptance,omitempty"`
-	// ColumnFits say how each column's conditional given the rest fits
-	// the held-out rows (the first fitRows of them): the model's joint law is
-	// right only where every conditional is (TableModel.ColumnFits).
-	ColumnFits []ColumnFit `json:"column_fits,omitempty"`
 	// ColumnShapes is the mean of Columns' scores: how the synthetic rows
 	// match the training rows column by column (SDMetrics' Column Shapes).
 	ColumnShapes float64       `json:"column_shapes"`
@@ -465,10 +456,6 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 	folder := filepath.Join(o.Out, cfg.Method)
 	if err := writeScores(filepath.Join(folder, ScoresFile), rec, test, testE); err != nil {
 		return r, err
-	}
-	fitted := &TableModel{Schema: rec.Schema, model: model, record: rec}
-	if r.ColumnFits, err = fitted.ColumnFits(test[:min(len(test), fitRows*width)]); err != nil {
-		return r, fmt.Errorf("the columns' conditionals: %w", err)
 	}
 	samples, err := sampleRows(b, model, cfg, rec, train, o, &r)
 	if err != nil {

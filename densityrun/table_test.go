@@ -225,9 +225,6 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 	if !strings.Contains(report, "kind classified by the energy") || !strings.Contains(report, `src="med/losses.png"`) || !strings.Contains(report, fmt.Sprintf("%.4f", r.TestLogLikelihood)) {
 		t.Errorf("report.html lacks the classification, the loss curve or the held-out log-likelihood")
 	}
-	if len(r.ColumnFits) != 2 || r.ColumnFits[0].Column != "size" || len(r.ColumnFits[0].Deciles) != 10 || !strings.Contains(report, "Each column given the rest") {
-		t.Errorf("column fits %+v, or none on report.html", r.ColumnFits)
-	}
 	rows := testutil.ReadCSV(t, filepath.Join(out, "med", ScoresFile))
 	if len(rows) != len(rec.Test)+1 || strings.Join(rows[0], ",") != "rank,row,energy,size,kind" {
 		t.Fatalf("scores: %d rows, header %v", len(rows), rows[0])

@@ -226,12 +226,6 @@ pre { font-size: 0.85em; background: #f7f7f7; padding: 0.8em; overflow-x: auto; 
 </table>
 <p>Files: <a href="{{.Name}}/samples.csv">synthetic rows</a>, <a href="{{.Name}}/scores.csv">held-out rows ranked by energy</a>, <a href="{{.Name}}/results.json">results</a>.</p>
 <figure><img class="loss" src="{{.Losses}}" alt="the training loss"><figcaption>The training loss ({{.Losses}})</figcaption></figure>
-{{if .Results.ColumnFits}}<h3>Each column given the rest, on the held-out rows</h3>
-<p>The model's joint law is right only where each column's conditional given the rest is. A number: the mean probability, under its conditional, of a value below the row's (0.5 when right; less when the model puts the column's mass too high, more when too low) and the rows' shares in its tenths (0.1 each). A category or a spike: the largest gap between the mean conditional probability of a category and its share (0 when calibrated), and the mean log-probability of the rows' own categories.</p>
-<table>
-<tr><th>column</th><th>kind</th><th>mean PIT or calibration gap</th><th>PIT tenths or conditional log-likelihood</th></tr>
-{{range .Results.ColumnFits}}<tr><td>{{.Column}}</td><td>{{.Kind}}</td>{{if eq .Kind "numeric"}}<td class="num">{{printf "%.3f" .MeanPIT}}</td><td class="num">{{range .Deciles}}{{printf "%.2f " .}}{{end}}</td>{{else}}<td class="num">{{printf "%.4f" .CalibrationGap}}</td><td class="num">{{printf "%.4f" .LogLikelihood}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
 <h3>Synthetic rows against the training rows, column by column</h3>
 <table>
 <tr><th>column</th><th>kind</th><th>shape score</th></tr>

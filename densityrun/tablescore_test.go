@@ -88,6 +88,9 @@ func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 	if r.N != len(rec.Test)+20 || r.Anomalies != 20 || r.HeldOut != len(rec.Test) || r.Out != filepath.Join(run, "med", "scores-new") {
 		t.Errorf("report %+v", r)
 	}
+	if len(r.ColumnFits) != 2 || r.ColumnFits[0].Column != "size" || len(r.ColumnFits[0].Deciles) != 10 || r.ColumnFits[1].Column != "kind" {
+		t.Errorf("column fits %+v, want size's and kind's", r.ColumnFits)
+	}
 	trained := map[string]float64{} // train-table's held-out energies by row
 	for _, row := range testutil.ReadCSV(t, filepath.Join(run, "med", ScoresFile))[1:] {
 		trained[row[1]], _ = strconv.ParseFloat(row[2], 64)
