@@ -47,7 +47,8 @@ func openBackend(t *testing.T) backends.Backend {
 // scores.csv by hand, and their calibration (the share at most α is about
 // α, as for any model: the held-out rows are exchangeable with fresh
 // ones); the held-out rows' own p-values, exactly their ranks; a row far
-// from every training row, the smallest p-value; then the run's refusals.
+// from every training row, the smallest p-value; then the columns' fits
+// and the run's refusals.
 func TestTableModelScoresNewRows(t *testing.T) {
 	run := mixedRun(t)
 	m, err := OpenTableModel(openBackend(t), run, "med")
@@ -156,6 +157,7 @@ func TestTableModelScoresNewRows(t *testing.T) {
 	if p := m.PValue(energies[0]); p != 1.0/401 {
 		t.Errorf("a row of size 40: p-value %v, want 1/401", p)
 	}
+	columnFitsSeeAShiftedColumn(t, m)
 	refusesUnfinishedRuns(t, run)
 }
 
@@ -186,17 +188,13 @@ func refusesUnfinishedRuns(t *testing.T, run string) {
 
 func btof(b bool) float64 { return float64(btoi(b)) }
 
-// TestColumnFitsSeeAShiftedColumn: on 1,000 fresh rows of the truth the
+// columnFitsSeeAShiftedColumn: on 1,000 fresh rows of the truth the
 // trained model's conditionals fit (the kind calibrated within 0.03, the
 // size's mean PIT within 0.05 of 0.5 and no decile past 0.1 ± 0.05); with
 // every size shifted up by 1 the size's mean PIT rises far above 0.5 (the
 // rows' sizes sit high in the model's conditional: for them it puts the
 // mass too low) and the kind's conditional log-likelihood drops.
-func TestColumnFitsSeeAShiftedColumn(t *testing.T) {
-	m, err := OpenTableModel(openBackend(t), mixedRun(t), "med")
-	if err != nil {
-		t.Fatal(err)
-	}
+func columnFitsSeeAShiftedColumn(t *testing.T, m *TableModel) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	fresh, shifted := make([][]string, 1000), make([][]string, 1000)
 	for i := range fresh {
