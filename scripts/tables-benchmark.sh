@@ -55,10 +55,16 @@ mapfile -t structured_flags < <(flags "${columns[@]}")
 mapfile -t uniform_flags < <(flags "${uniform[@]}")
 target_flag=()
 [ -n "$target" ] && target_flag=(-target "$target")
-# timed LOG COMMAND... runs the command, its output into LOG, and prints its wall time in seconds.
+# timed LOG FOLDER COMMAND... runs the command, its output into LOG, and prints its wall time in
+# seconds; or, when FOLDER already has train-table's results (a run measured before a stop), prints
+# null and runs nothing: a finished run is not measured again (its results.json has its times).
 timed() {
   local log=$1 start
-  shift
+  if [ -f "$2/results.json" ]; then
+    echo null
+    return
+  fi
+  shift 2
   start=$(date +%s.%N)
   "$@" >"$log" 2>&1
   awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
@@ -67,9 +73,9 @@ timed() {
 for seed in "${seeds[@]}"; do
   common=(-seed "$seed" -samples "$ntrain" -loglik=false "${target_flag[@]}") # the held-out log-likelihood is measured apart (docs/tables.md)
   if [ ! -f "$out/times-$seed.json" ]; then
-    t_med=$(timed "$out/run-$seed.med.log" "$runs/bin/train-table" -data "$out/data.csv" -methods med "${structured_flags[@]}" "${common[@]}" -out "$out/run-$seed")
-    t_mcd=$(timed "$out/run-$seed.mcd.log" "$runs/bin/train-table" -data "$out/data.csv" -methods mcd "${structured_flags[@]}" "${common[@]}" -out "$out/run-$seed")
-    t_uni=$(timed "$out/run-$seed-uniform.log" "$runs/bin/train-table" -data "$out/data.csv" -methods med "${uniform_flags[@]}" "${common[@]}" -out "$out/run-$seed-uniform")
+    t_med=$(timed "$out/run-$seed.med.log" "$out/run-$seed/med" "$runs/bin/train-table" -data "$out/data.csv" -methods med "${structured_flags[@]}" "${common[@]}" -out "$out/run-$seed")
+    t_mcd=$(timed "$out/run-$seed.mcd.log" "$out/run-$seed/mcd" "$runs/bin/train-table" -data "$out/data.csv" -methods mcd "${structured_flags[@]}" "${common[@]}" -out "$out/run-$seed")
+    t_uni=$(timed "$out/run-$seed-uniform.log" "$out/run-$seed-uniform/med" "$runs/bin/train-table" -data "$out/data.csv" -methods med "${uniform_flags[@]}" "${common[@]}" -out "$out/run-$seed-uniform")
     printf '{"ED (structured)": %s, "CD": %s, "ED (uniform)": %s}\n' "$t_med" "$t_mcd" "$t_uni" >"$out/times-$seed.json"
   fi
   if [ -n "$anomaly" ] && [ ! -f "$out/anomaly-$seed/mcd/scores-heldout-$seed/report.json" ]; then
