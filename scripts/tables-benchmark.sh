@@ -66,7 +66,7 @@ timed() {
   fi
   shift 2
   start=$(date +%s.%N)
-  "$@" >"$log" 2>&1
+  "$@" >"$log" 2>&1 || { echo "tables-benchmark: $1 failed: see $log" >&2; return 1; }
   awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
 }
 
