@@ -4,9 +4,9 @@
 # scripts, NumPy for the .npy exchange, scikit-learn's bundled data sets
 # for the vector readers, jemalloc for XLA's compiler, the XLA CPU PJRT
 # plugin through pip), then gofmt, shellcheck,
-# go vet, go test on every package on XLA CPU, and the numerical core
-# (losses, nets, lebm, density, discrete, sampling) again on SimpleGo, the pure-Go
-# fallback.
+# go vet, go test on every package on XLA CPU (but densityrun, on SimpleGo
+# only), and the numerical core (losses, nets, lebm, density, discrete,
+# sampling) again on SimpleGo, the pure-Go fallback.
 # Pass extra `go test` flags as arguments.
 #
 # On XLA CPU most of the suite's time is compiling graphs: the suite asks
@@ -46,7 +46,7 @@ fast_compile="--xla_backend_optimization_level=0 --xla_cpu_parallel_codegen_spli
 # Test binaries without DWARF tables link in half the time (-w); the
 # longest packages first (measured, docs/first-hour.md), so that none
 # finishes alone at the end.
-longest=(./lebm ./densityrun ./lebmeval ./cmd/train-lebm ./density ./nets ./losses)
+longest=(./lebm ./lebmeval ./cmd/train-lebm ./density ./nets ./losses)
 # XLA's compiler spends a sixth of its time in glibc's malloc and free;
 # jemalloc takes 16 % off the pass's CPU time (docs/testing.md).
 jemalloc=$(compgen -G '/usr/lib/*/libjemalloc.so.2' | head -1)
@@ -55,7 +55,11 @@ jemalloc=$(compgen -G '/usr/lib/*/libjemalloc.so.2' | head -1)
 # them (docs/testing.md): they run with XLA's defaults, after this pass,
 # beside the SimpleGo pass.
 executing=(./sampling ./discrete)
-mapfile -t others < <(go list ./... | grep -v -x -e github.com/edlebm/edlebm/sampling -e github.com/edlebm/edlebm/discrete)
+# densityrun's tests train and measure small run folders end to end (about
+# 25 of them): on XLA CPU they are compiling, 105 s of the first pass; on
+# SimpleGo 37 s. They run in the SimpleGo pass; the numerical code under
+# them (density, sampling, losses) runs on both backends.
+mapfile -t others < <(go list ./... | grep -v -x -e github.com/edlebm/edlebm/sampling -e github.com/edlebm/edlebm/discrete -e github.com/edlebm/edlebm/densityrun)
 LD_PRELOAD=$jemalloc XLA_FLAGS="${XLA_FLAGS:-} $fast_compile" EDLEBM_TEST_BACKEND=cpu go test -ldflags=-w -timeout 20m "$@" "${longest[@]}" "${others[@]}"
 executing_log=$(mktemp)
 LD_PRELOAD=$jemalloc EDLEBM_TEST_BACKEND=cpu go test -ldflags=-w -timeout 20m "$@" "${executing[@]}" > "$executing_log" 2>&1 &
@@ -72,7 +76,7 @@ executing_pid=$!
 # Examples open the backend a user gets (auto: XLA CPU here), which the
 # XLA pass has run them on already.
 simplego_skip='Sharded|TestMethodsLearnAGaussianEnergy|TestBinaryMethodsLearnABitDistribution|TestAISAtItsDefaults|TestAISMatchesKaufman|^Example'
-EDLEBM_TEST_BACKEND=go go test -ldflags=-w -timeout 20m -skip "$simplego_skip" "$@" "${simplego_packages[@]}"
+EDLEBM_TEST_BACKEND=go go test -ldflags=-w -timeout 20m -skip "$simplego_skip" "$@" ./densityrun "${simplego_packages[@]}"
 executing_status=0
 wait "$executing_pid" || executing_status=$?
 cat "$executing_log"
