@@ -34,6 +34,7 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-column", "month=word"}, `kind "word"`},
 		{[]string{"-data", "x.csv", "extra"}, "unexpected arguments"},
 		{[]string{"-data", "x.csv", "-ais-chains", "1"}, "flag -ais-chains 1: must be ≥ 2"},
+		{[]string{"-data", "x.csv", "-ais-temperatures", "1"}, "flag -ais-temperatures 1: must be ≥ 2"},
 	} {
 		if _, _, err := parseFlags(tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one containing %q", tc.args, err, tc.want)
