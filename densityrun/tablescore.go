@@ -88,6 +88,18 @@ type TableScoreReport struct {
 	Out string `json:"-"`
 }
 
+// FlaggedSummary says how many rows were flagged and how many, at most,
+// rows like the training rows would give; with fewer than 1/FlagLevel − 1
+// held-out rows no p-value can reach FlagLevel ((1+k)/(1+n) ≥ 1/(1+n)),
+// and it says so.
+func (r TableScoreReport) FlaggedSummary() string {
+	s := fmt.Sprintf("%d rows at p ≤ %g against the run's %d held-out rows (for rows like the training rows', at most %g %% would be)", r.Flagged, FlagLevel, r.HeldOut, 100*FlagLevel)
+	if least := 1 / float64(r.HeldOut+1); least > FlagLevel {
+		s += fmt.Sprintf("; with %d held-out rows no p-value is below %.4f", r.HeldOut, least)
+	}
+	return s
+}
+
 func (o TableScoreOptions) withDefaults() (TableScoreOptions, error) {
 	o.Method, o.Resamples, o.Seed = cmp.Or(o.Method, density.MixedMethods[0]), cmp.Or(o.Resamples, 1000), cmp.Or(o.Seed, 1)
 	switch {

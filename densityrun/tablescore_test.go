@@ -158,3 +158,26 @@ func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 		}
 	}
 }
+
+// TestFlaggedSummarySaysWhenNoRowCanBeFlagged checks the note on too few
+// held-out rows: the smallest p-value of n held-out rows is 1/(n+1)
+// (worked by hand below), and FlagLevel 0.01 is reachable from n = 99.
+func TestFlaggedSummarySaysWhenNoRowCanBeFlagged(t *testing.T) {
+	for _, c := range []struct {
+		heldOut int
+		note    string // "" for none
+	}{
+		{20, "no p-value is below 0.0476"}, // 1/21
+		{98, "no p-value is below 0.0101"}, // 1/99
+		{99, ""},                           // 1/100 = FlagLevel
+		{9044, ""},
+	} {
+		got := TableScoreReport{Flagged: 3, HeldOut: c.heldOut}.FlaggedSummary()
+		if !strings.HasPrefix(got, fmt.Sprintf("3 rows at p ≤ 0.01 against the run's %d held-out rows", c.heldOut)) {
+			t.Errorf("%d held-out rows: %q", c.heldOut, got)
+		}
+		if has := strings.Contains(got, "no p-value"); has != (c.note != "") || c.note != "" && !strings.Contains(got, c.note) {
+			t.Errorf("%d held-out rows: %q, want the note %q", c.heldOut, got, c.note)
+		}
+	}
+}

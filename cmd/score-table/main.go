@@ -44,11 +44,7 @@ func main() {
 		fmt.Printf(", %d dropped for a missing value", r.Dropped)
 	}
 	fmt.Println()
-	fmt.Printf("%d rows at p ≤ %g against the run's %d held-out rows (for rows like the training rows', at most %g %% would be)", r.Flagged, densityrun.FlagLevel, r.HeldOut, 100*densityrun.FlagLevel)
-	if least := 1 / float64(r.HeldOut+1); least > densityrun.FlagLevel {
-		fmt.Printf("; with %d held-out rows no p-value is below %.4f", r.HeldOut, least)
-	}
-	fmt.Println()
+	fmt.Println(r.FlaggedSummary())
 	if r.AUPRCInterval != nil {
 		fmt.Printf("AUPRC %.4f (95 %% interval %.4f–%.4f), %d anomalies of %d rows\n", r.AUPRC, r.AUPRCInterval.Lo, r.AUPRCInterval.Hi, r.Anomalies, r.N)
 	}
