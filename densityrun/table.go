@@ -449,7 +449,7 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 		}
 	}
 	if !o.NoAIS {
-		if err := tableLogLikelihood(b, model, cfg, rec, train, testE, trainE, o, &r); err != nil {
+		if err := tableLogLikelihood(b, model, cfg, rec, train, test, testE, trainE, o, &r); err != nil {
 			return r, fmt.Errorf("the log-likelihood: %w", err)
 		}
 	}
@@ -483,9 +483,9 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 
 // tableLogLikelihood estimates the model's log Z by MixedAIS, from a base
 // of standard normal numbers and the training rows' category shares, and
-// sets r's log-likelihoods of the held-out and training rows (of energies
-// testE and trainE).
-func tableLogLikelihood(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train []float32, testE, trainE []float64, o TableOptions, r *TableResults) error {
+// sets r's log-likelihoods of the held-out and training rows (test and
+// train, encoded, of energies testE and trainE).
+func tableLogLikelihood(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train, test []float32, testE, trainE []float64, o TableOptions, r *TableResults) error {
 	layout := mixedLayout(rec.Schema)
 	width := layout.Width()
 	aisCfg := o.AIS
@@ -511,19 +511,26 @@ func tableLogLikelihood(b backends.Backend, model *density.Model, cfg density.Co
 	}
 	reportAIS(cfg.Method, ais)
 	r.LogZ, r.AIS = ais.LogZ, &ais
-	logJ := rec.Standardizer.LogJacobian()
-	logLik := func(energies []float64) []float64 {
+	logLik := func(rows []float32, energies []float64) []float64 {
 		out := make([]float64, len(energies))
 		for i, e := range energies {
-			out[i] = -e - ais.LogZ + logJ
+			out[i] = rec.logLikelihood(rows[i*width:(i+1)*width], e, ais.LogZ)
 		}
 		return out
 	}
-	test := logLik(testE)
-	r.TestLogLikelihood, r.TrainLogLikelihood = stat.Mean(test, nil), stat.Mean(logLik(trainE), nil)
-	interval, err := eval.MeanInterval(test, 1000, uint64(o.Seed))
+	testLL := logLik(test, testE)
+	r.TestLogLikelihood, r.TrainLogLikelihood = stat.Mean(testLL, nil), stat.Mean(logLik(train, trainE), nil)
+	interval, err := eval.MeanInterval(testLL, 1000, uint64(o.Seed))
 	r.TestInterval = &interval
 	return err
+}
+
+// logLikelihood is the log-likelihood on the data's scale of an encoded
+// row of energy e under a model of log normaliser logZ: −e − log Z plus
+// the row's Schema.LogJacobian (a number at its spike a probability, the
+// others densities).
+func (rec tableRecord) logLikelihood(row []float32, e, logZ float64) float64 {
+	return -e - logZ + rec.Schema.LogJacobian(row, rec.Standardizer)
 }
 
 // mixedLayout is the schema's encoded rows as the mixed samplers see

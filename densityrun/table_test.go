@@ -154,7 +154,9 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 	}
 	var mean float64
 	for _, e := range energies {
-		mean += served.LogDensity(e) / float64(len(energies))
+		// The mixed table has no spike: every row's LogJacobian is the
+		// standardisation's, the centre's.
+		mean += served.LogDensity(served.Center(), e) / float64(len(energies))
 	}
 	if !served.HasLogZ || math.Abs(mean-r.TestLogLikelihood) > 1e-6 {
 		t.Errorf("the table model's mean held-out log-density %.8f (log Z known: %v), the run's %.8f", mean, served.HasLogZ, r.TestLogLikelihood)
@@ -379,10 +381,37 @@ func TestTrainTableSamplesASpike(t *testing.T) {
 		return nil
 	}
 	out := t.TempDir()
-	o := TableOptions{NoAIS: true, Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Model: model,
+	o := TableOptions{Data: data, Out: out, Backend: testutil.BackendName(), Methods: []string{"med"}, Model: model,
+		AIS:   sampling.MixedAISConfig{AnnealConfig: sampling.AnnealConfig{Chains: 64, Temperatures: 300}},
 		Steps: 300, Batch: 128, Samples: 600, Sweeps: 30}
-	if _, err := TrainTable(o); err != nil {
+	results, err := TrainTable(o)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The held-out log-likelihood against the truth's on the same rows:
+	// a balance at 0 is held with a probability, log ½ + log P(0 | kind);
+	// one off it has a density, log ½ + log P(off | kind) + log N(b; 0, 1000²).
+	var rec tableRecord
+	if err := readJSON(filepath.Join(out, TableFile), &rec); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := table.Read(data, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth float64
+	for _, i := range rec.Test {
+		atZero, b := []float64{0.9, 0.3}[tab.Codes[i]], tab.Numbers[i]
+		ll := math.Log(0.5) + math.Log(atZero)
+		if b != 0 {
+			ll = math.Log(0.5) + math.Log(1-atZero) - b*b/2e6 - math.Log(1000*math.Sqrt(2*math.Pi))
+		}
+		truth += ll / float64(len(rec.Test))
+	}
+	r := results[0]
+	t.Logf("held-out log-likelihood %.4f [%.4f, %.4f], the truth's %.4f", r.TestLogLikelihood, r.TestInterval.Lo, r.TestInterval.Hi, truth)
+	if math.Abs(r.TestLogLikelihood-truth) > 0.1 {
+		t.Errorf("held-out log-likelihood %.4f, the truth's %.4f on the same rows; want within 0.1 nats (a balance at 0 is a probability)", r.TestLogLikelihood, truth)
 	}
 	samples, err := table.Read(filepath.Join(out, "med", SamplesFile), table.Options{})
 	if err != nil {
@@ -404,12 +433,12 @@ func TestTrainTableSamplesASpike(t *testing.T) {
 	// A run recorded before spikes: trained without one, its record's
 	// read options then emptied as an old record's are.
 	old := t.TempDir()
-	o.Out, o.Read.SpikeShare, o.Steps, o.Samples, o.Sweeps = old, 1, 2, 4, 1
+	o.Out, o.Read.SpikeShare, o.Steps, o.Samples, o.Sweeps, o.NoAIS = old, 1, 2, 4, 1, true
 	if _, err := TrainTable(o); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(old, TableFile)
-	var rec tableRecord
+	rec = tableRecord{}
 	if err := readJSON(path, &rec); err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +447,7 @@ func TestTrainTableSamplesASpike(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Data, o.Read, o.Steps = "", table.Options{}, 4
-	results, err := TrainTable(o)
+	results, err = TrainTable(o)
 	if err != nil || results[0].Step != 4 {
 		t.Fatalf("the old run resumed: %+v, %v; want step 4", results, err)
 	}

@@ -154,12 +154,13 @@ func (m *TableModel) Center() []float32 {
 	return row
 }
 
-// LogDensity is the log-likelihood of a row of energy e, as TableResults'
-// held-out log-likelihood counts it: −e − log Z + log|∂u/∂x|, the numbers'
-// density on the data's scale times the categories' probability. It
-// needs the run's log Z (HasLogZ).
-func (m *TableModel) LogDensity(e float64) float64 {
-	return -e - m.LogZ + m.record.Standardizer.LogJacobian()
+// LogDensity is the log-likelihood of an encoded row (Encode's) of energy
+// e, as TableResults' held-out log-likelihood counts it: −e − log Z plus
+// the row's Schema.LogJacobian, the numbers' density on the data's scale
+// times the categories' probability (and a spike's, for a number at it).
+// It needs the run's log Z (HasLogZ).
+func (m *TableModel) LogDensity(row []float32, e float64) float64 {
+	return m.record.logLikelihood(row, e, m.LogZ)
 }
 
 // ColumnFit is how one column's conditional law given the rest of the

@@ -187,7 +187,7 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 	if r.ColumnFits, err = model.ColumnFits(encoded[:min(tab.N, fitRows)*model.Width()]); err != nil {
 		return r, fmt.Errorf("the columns' conditionals: %w", err)
 	}
-	header, rows := model.scoredRows(tab, energies, probs, &r)
+	header, rows := model.scoredRows(tab, encoded, energies, probs, &r)
 	if o.Label != "" && !slices.Contains(rec.Schema.Header(), o.Label) {
 		header = append(header, o.Label)
 		for i := range rows {
@@ -205,7 +205,7 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 // log-likelihood when the run estimated log Z, the target's
 // likeliest category and its probability when the model has a target,
 // then the row's fields. It counts the rows at p ≤ FlagLevel in r.
-func (m *TableModel) scoredRows(tab *table.Table, energies, probs []float64, r *TableScoreReport) (header []string, rows [][]string) {
+func (m *TableModel) scoredRows(tab *table.Table, encoded []float32, energies, probs []float64, r *TableScoreReport) (header []string, rows [][]string) {
 	header = []string{"rank", "line", "energy", "p_value"}
 	if m.HasLogZ {
 		header = append(header, "log_density")
@@ -223,7 +223,7 @@ func (m *TableModel) scoredRows(tab *table.Table, energies, probs []float64, r *
 		}
 		rows[i] = []string{strconv.Itoa(tab.Lines[i]), strconv.FormatFloat(p, 'g', 6, 64)}
 		if m.HasLogZ {
-			rows[i] = append(rows[i], strconv.FormatFloat(m.LogDensity(energies[i]), 'g', 8, 64))
+			rows[i] = append(rows[i], strconv.FormatFloat(m.LogDensity(encoded[i*m.Width():(i+1)*m.Width()], energies[i]), 'g', 8, 64))
 		}
 		if k > 0 {
 			row := probs[i*k : (i+1)*k]

@@ -106,7 +106,7 @@ func (m *TableModel) Score(ctx context.Context, rows *table.Table) ([]ScoredTabl
 		o := out[i*width : (i+1)*width]
 		r := ScoredTableRow{Energy: float64(o[0]), PValue: m.model.PValue(float64(o[0]))}
 		if m.model.HasLogZ {
-			v := m.model.LogDensity(float64(o[0]))
+			v := m.model.LogDensity(encoded[i*m.model.Width():(i+1)*m.model.Width()], float64(o[0]))
 			r.LogDensity = &v
 		}
 		if len(categories) > 0 {

@@ -582,6 +582,25 @@ func (s Schema) SpreadSpikes(encoded []float32, seed uint64) {
 	}
 }
 
+// LogJacobian is the term that turns a model's log-density of one encoded
+// row (its numbers standardised by z, its spikes spread as SpreadSpikes
+// spreads the training rows') into the row's log-likelihood on the data's
+// scale, log p(x) = log p(u) + LogJacobian. A number off its column's
+// Spike is a density, and counts log|∂u/∂x| = −log σ_j (as
+// vectors.Standardizer.LogJacobian); a number at its Spike (its block
+// leaning to "at") is held with a probability, and the model's density
+// there is that probability times the spread's normal density at its
+// centre, 1/(√(2π)·SpikeSpread): it counts log(√(2π)·SpikeSpread).
+func (s Schema) LogJacobian(row []float32, z vectors.Standardizer) float64 {
+	term := z.LogJacobian()
+	for _, sp := range s.spikes() {
+		if row[sp.block+1] > row[sp.block] {
+			term += math.Log(z.Std[sp.number]) + math.Log(math.Sqrt(2*math.Pi)*SpikeSpread)
+		}
+	}
+	return term
+}
+
 // spike is a spiked numeric column in an encoded row: its number's place,
 // its block's, and its value.
 type spike struct {

@@ -371,3 +371,33 @@ func TestSpikesEncodeAndDecode(t *testing.T) {
 		t.Errorf("decoded %v, want %v", decoded, want)
 	}
 }
+
+// TestLogJacobianCountsASpikeAsAProbability: on gainsCSV(5) (gain at 0 in
+// rows 1–5, hours at 40 in rows 1–9), a number off its spike counts
+// −log σ and one at it log √(2π) (SpreadSpikes' unit normal at its
+// centre), worked by hand for σ = (100, 4).
+func TestLogJacobianCountsASpikeAsAProbability(t *testing.T) {
+	tab, err := Read(writeFile(t, "g.csv", gainsCSV(5)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := vectors.Standardizer{Mean: []float64{500, 42}, Std: []float64{100, 4}}
+	encoded, err := tab.Encode(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	halfLog2π := 0.5 * math.Log(2*math.Pi)
+	for _, c := range []struct {
+		row  int
+		want float64
+	}{
+		{0, 2 * halfLog2π},                 // both at their spikes
+		{6, -math.Log(100) + halfLog2π},    // gain off, hours at 40
+		{12, -math.Log(100) - math.Log(4)}, // both off
+	} {
+		w := tab.Schema.Width()
+		if got := tab.Schema.LogJacobian(encoded[c.row*w:(c.row+1)*w], z); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("row %d: %v, want %v", c.row+1, got, c.want)
+		}
+	}
+}
