@@ -140,6 +140,12 @@ type TableResults struct {
 	// where no MALA step moved the rows (a table without numbers).
 	SampleStepSize   float64  `json:"sample_step_size,omitempty"`
 	SampleAcceptance *float64 `json:"sample_acceptance,omitempty"`
+	// SamplesOutOfRange is, for each numeric column, the share of the
+	// synthetic rows whose number the chains left outside the training
+	// rows' range, written at its edge (table.Schema.OutOfRange): a few
+	// hundredths near an edge that holds rows; more says the model's law
+	// reaches past the rows, and train-table warns past OutOfRangeWarn.
+	SamplesOutOfRange map[string]float64 `json:"samples_out_of_range,omitempty"`
 	// ColumnShapes is the mean of Columns' scores: how the synthetic rows
 	// match the training rows column by column (SDMetrics' Column Shapes).
 	ColumnShapes float64       `json:"column_shapes"`
@@ -461,6 +467,10 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 	if err != nil {
 		return r, err
 	}
+	r.SamplesOutOfRange = rec.Schema.OutOfRange(samples, rec.Standardizer)
+	for _, w := range outOfRangeWarnings(cfg.Method, rec.Schema, r.SamplesOutOfRange) {
+		fmt.Println(w)
+	}
 	path := filepath.Join(folder, SamplesFile)
 	if err := writeRows(path, rec, samples); err != nil {
 		return r, err
@@ -479,6 +489,27 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 		r.ColumnShapes += c.Score / float64(len(r.Columns))
 	}
 	return r, nil
+}
+
+// OutOfRangeWarn is the share of synthetic rows with a number outside the
+// training rows' range past which train-table warns: its benchmark's
+// good runs left at most 0.11 there (a smooth law spilling past an edge
+// that holds rows), one whose chains found a basin of the energy beyond
+// the rows 0.80 (docs/tables.md).
+const OutOfRangeWarn = 0.25
+
+// outOfRangeWarnings are the warnings for each column whose share of
+// synthetic numbers outside the training rows' range passes
+// OutOfRangeWarn, in the schema's order.
+func outOfRangeWarnings(method string, s table.Schema, shares map[string]float64) []string {
+	var out []string
+	for _, c := range s.Columns {
+		if share, ok := shares[c.Name]; ok && share > OutOfRangeWarn {
+			out = append(out, fmt.Sprintf("%s: warning: %.0f %% of the synthetic rows' %s fell outside the training rows' range [%g, %g] and are written at its edge: the model's law reaches past the rows (fewer -sweeps keep the chains nearer them; docs/tables.md)",
+				method, 100*share, c.Name, c.Range[0], c.Range[1]))
+		}
+	}
+	return out
 }
 
 // tableLogLikelihood estimates the model's log Z by MixedAIS, from a base

@@ -669,6 +669,42 @@ func (s Schema) Decode(encoded []float32, z vectors.Standardizer) ([][]string, e
 	return rows, nil
 }
 
+// OutOfRange is, for each numeric column with a Range, the share of the
+// encoded rows whose number lies outside it: Decode writes such a number
+// at the range's edge. A row at the column's Spike (its block leaning to
+// "at") is not counted: its number is not written. Rows drawn from a
+// smooth model of rows near an edge spill a little past it; a sampler's
+// chains that left the rows' range pile up there.
+func (s Schema) OutOfRange(encoded []float32, z vectors.Standardizer) map[string]float64 {
+	width, numeric := s.Width(), s.numericColumns()
+	spikeBlock := make(map[int]int) // column → its spike's block
+	for _, b := range s.Blocks() {
+		if s.Columns[b.Column].Kind == Numeric {
+			spikeBlock[b.Column] = b.At
+		}
+	}
+	out := make(map[string]float64)
+	rows := len(encoded) / max(width, 1)
+	for j, i := range numeric {
+		c := s.Columns[i]
+		if len(c.Range) != 2 {
+			continue
+		}
+		n := 0
+		for r := range rows {
+			in := encoded[r*width : (r+1)*width]
+			if at, ok := spikeBlock[i]; ok && in[at+1] > in[at] {
+				continue
+			}
+			if v := float64(in[j])*z.Std[j] + z.Mean[j]; v < c.Range[0] || v > c.Range[1] {
+				n++
+			}
+		}
+		out[c.Name] = float64(n) / float64(max(rows, 1))
+	}
+	return out
+}
+
 // conform is a model's number v of numeric column c clamped to the
 // column's range and, for an integer column, rounded.
 func (c Column) conform(v float64) float64 {

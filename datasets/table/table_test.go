@@ -2,6 +2,7 @@ package table
 
 import (
 	"compress/gzip"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -399,5 +400,47 @@ func TestLogJacobianCountsASpikeAsAProbability(t *testing.T) {
 		if got := tab.Schema.LogJacobian(encoded[c.row*w:(c.row+1)*w], z); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("row %d: %v, want %v", c.row+1, got, c.want)
 		}
+	}
+}
+
+// TestOutOfRangeCountsNumbersDecodeWouldClamp: four rows of gainsCSV(5)
+// (gain in [0, 1900], spike 0; hours in [40, 51], spike 40) with numbers
+// moved by hand: a number past its range counts unless its row is at the
+// column's spike, and a number on the edge does not.
+func TestOutOfRangeCountsNumbersDecodeWouldClamp(t *testing.T) {
+	tab, err := Read(writeFile(t, "g.csv", gainsCSV(5)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := vectors.Standardizer{Mean: []float64{0, 0}, Std: []float64{1, 1}}
+	encoded, err := tab.Encode(unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := tab.Schema.Width()
+	var rows []float32
+	for _, c := range []struct {
+		row         int
+		gain, hours float32
+	}{
+		{0, -300, 100},   // both at their spikes: neither counts
+		{6, -1, 39},      // gain off and below 0: counts; hours at 40
+		{12, 1900, 51.5}, // gain on its edge; hours off and above 51: counts
+		{15, 1500, 45},
+	} {
+		row := slices.Clone(encoded[c.row*w : (c.row+1)*w])
+		row[0], row[1] = c.gain, c.hours
+		rows = append(rows, row...)
+	}
+	got := tab.Schema.OutOfRange(rows, unit)
+	if want := map[string]float64{"gain": 0.25, "hours": 0.25}; !maps.Equal(got, want) {
+		t.Errorf("out of range %v, want %v", got, want)
+	}
+	decoded, err := tab.Schema.Decode(rows, unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decoded[1][0] != "0" || decoded[2][1] != "51" {
+		t.Errorf("decoded %v: want the counted numbers at their edges", decoded)
 	}
 }
