@@ -650,7 +650,9 @@ func blockOf(s table.Schema, name string) (at, k int) {
 // cfg.Mixed.StepSize (sampling.TuneMixed; a sharp energy accepted 3 % of
 // a fixed step of 0.1), the rest at the tuned step in compiled blocks of
 // 10; a stop (o.Stop) between blocks ends it with training.ErrStopped.
-// It sets r's sample step size and acceptance.
+// The chains stay in the training rows' range (sampling.Confine on
+// table.Schema.NumberBox; a number at its spike free). It sets r's sample
+// step size and acceptance.
 func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train []float32, o TableOptions, r *TableResults) ([]float32, error) {
 	width := rec.Schema.Width()
 	layout := mixedLayout(rec.Schema)
@@ -662,7 +664,14 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 	}
 	x := tensors.FromFlatDataAndDimensions(start, o.Samples, width)
 	ctx := model.Context()
-	energy := func(ctx *context.Context) losses.EnergyFn { return density.AveragedEnergy(ctx, cfg) }
+	// The chains stay in the training rows' range (a number at its spike
+	// free): an energy may have basins past the rows that long chains
+	// would fall into, and Decode would write them at the range's edge.
+	var box sampling.Box
+	box.Lo, box.Hi, box.FreeAt = rec.Schema.NumberBox(rec.Standardizer)
+	energy := func(ctx *context.Context) losses.EnergyFn {
+		return sampling.Confine(density.AveragedEnergy(ctx, cfg), box)
+	}
 	step, sweeps := cfg.Mixed.StepSize, o.Sweeps
 	mala := layout.Numeric > 0 && cfg.Mixed.MALASteps > 0
 	if warmup := o.Sweeps / 4; warmup > 0 && mala {

@@ -35,6 +35,9 @@ func Confine(energy losses.EnergyFn, box Box) losses.EnergyFn {
 	if len(box.Hi) != n || len(box.FreeAt) != n {
 		panic(fmt.Errorf("sampling: a box of %d lower, %d upper bounds and %d free-at places", n, len(box.Hi), len(box.FreeAt)))
 	}
+	if n == 0 {
+		return energy // rows without numbers: nothing to confine
+	}
 	return func(x *Node) *Node {
 		g, dt := x.Graph(), x.DType()
 		if x.Rank() != 2 || x.Shape().Dimensions[1] < n {
@@ -44,7 +47,7 @@ func Confine(energy losses.EnergyFn, box Box) losses.EnergyFn {
 		lo := Reshape(ConvertDType(Const(g, box.Lo), dt), 1, n)
 		hi := Reshape(ConvertDType(Const(g, box.Hi), dt), 1, n)
 		outside := ConvertDType(Or(LessThan(numbers, lo), GreaterThan(numbers, hi)), dt) // [B, n]: 1 outside
-		bound := make([]*Node, n) // [B, 1] each: 1 where the number counts
+		bound := make([]*Node, n)                                                        // [B, 1] each: 1 where the number counts
 		for j, at := range box.FreeAt {
 			bound[j] = OnesLike(SliceAxis(numbers, 1, AxisElem(j)))
 			if at >= 0 {

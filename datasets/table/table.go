@@ -601,6 +601,18 @@ func (s Schema) LogJacobian(row []float32, z vectors.Standardizer) float64 {
 	return term
 }
 
+// spikeBlocks is where each spiked column's block starts in an encoded
+// row (its "off" place; "at" is the next), by the column's place.
+func (s Schema) spikeBlocks() map[int]int {
+	out := make(map[int]int)
+	for _, b := range s.Blocks() {
+		if s.Columns[b.Column].Kind == Numeric {
+			out[b.Column] = b.At
+		}
+	}
+	return out
+}
+
 // spike is a spiked numeric column in an encoded row: its number's place,
 // its block's, and its value.
 type spike struct {
@@ -676,13 +688,7 @@ func (s Schema) Decode(encoded []float32, z vectors.Standardizer) ([][]string, e
 // smooth model of rows near an edge spill a little past it; a sampler's
 // chains that left the rows' range pile up there.
 func (s Schema) OutOfRange(encoded []float32, z vectors.Standardizer) map[string]float64 {
-	width, numeric := s.Width(), s.numericColumns()
-	spikeBlock := make(map[int]int) // column → its spike's block
-	for _, b := range s.Blocks() {
-		if s.Columns[b.Column].Kind == Numeric {
-			spikeBlock[b.Column] = b.At
-		}
-	}
+	width, numeric, spikeBlock := s.Width(), s.numericColumns(), s.spikeBlocks()
 	out := make(map[string]float64)
 	rows := len(encoded) / max(width, 1)
 	for j, i := range numeric {
@@ -703,6 +709,28 @@ func (s Schema) OutOfRange(encoded []float32, z vectors.Standardizer) map[string
 		out[c.Name] = float64(n) / float64(max(rows, 1))
 	}
 	return out
+}
+
+// NumberBox is the range of each number of an encoded row, standardised
+// by z (±Inf for a column without a Range), and where its row says the
+// number does not count: its spike's "at" category, or −1 — the box a
+// sampler of synthetic rows keeps its chains in (sampling.Box), so that
+// what Decode writes needs no clamping.
+func (s Schema) NumberBox(z vectors.Standardizer) (lo, hi []float64, freeAt []int) {
+	spikeBlock := s.spikeBlocks()
+	for j, i := range s.numericColumns() {
+		c := s.Columns[i]
+		l, h := math.Inf(-1), math.Inf(1)
+		if len(c.Range) == 2 {
+			l, h = (c.Range[0]-z.Mean[j])/z.Std[j], (c.Range[1]-z.Mean[j])/z.Std[j]
+		}
+		at := -1
+		if block, ok := spikeBlock[i]; ok {
+			at = block + 1
+		}
+		lo, hi, freeAt = append(lo, l), append(hi, h), append(freeAt, at)
+	}
+	return lo, hi, freeAt
 }
 
 // conform is a model's number v of numeric column c clamped to the

@@ -444,3 +444,17 @@ func TestOutOfRangeCountsNumbersDecodeWouldClamp(t *testing.T) {
 		t.Errorf("decoded %v: want the counted numbers at their edges", decoded)
 	}
 }
+
+// TestNumberBoxStandardisesTheRanges: gainsCSV(5)'s ranges [0, 1900] and
+// [40, 51] standardised by hand, each number free where its spike's "at"
+// category is (places 5 and 7 of the row, after kind's block at 2–3).
+func TestNumberBoxStandardisesTheRanges(t *testing.T) {
+	tab, err := Read(writeFile(t, "g.csv", gainsCSV(5)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi, freeAt := tab.Schema.NumberBox(vectors.Standardizer{Mean: []float64{900, 42}, Std: []float64{500, 4}})
+	if !slices.Equal(lo, []float64{-1.8, -0.5}) || !slices.Equal(hi, []float64{2, 2.25}) || !slices.Equal(freeAt, []int{5, 7}) {
+		t.Errorf("box %v … %v, free at %v; want [-1.8 -0.5] … [2 2.25], [5 7]", lo, hi, freeAt)
+	}
+}
