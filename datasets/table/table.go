@@ -594,12 +594,16 @@ func (s Schema) SpreadSpikes(encoded []float32, seed uint64) {
 func (s Schema) LogJacobian(row []float32, z vectors.Standardizer) float64 {
 	term := z.LogJacobian()
 	for _, sp := range s.spikes() {
-		if row[sp.block+1] > row[sp.block] {
+		if atSpike(row, sp.block) {
 			term += math.Log(z.Std[sp.number]) + math.Log(math.Sqrt(2*math.Pi)*SpikeSpread)
 		}
 	}
 	return term
 }
+
+// atSpike says whether an encoded row's spike block starting at block
+// leans to "at" (ties to "off", as Decode reads it).
+func atSpike(row []float32, block int) bool { return row[block+1] > row[block] }
 
 // spikeBlocks is where each spiked column's block starts in an encoded
 // row (its "off" place; "at" is the next), by the column's place.
@@ -699,7 +703,7 @@ func (s Schema) OutOfRange(encoded []float32, z vectors.Standardizer) map[string
 		n := 0
 		for r := range rows {
 			in := encoded[r*width : (r+1)*width]
-			if at, ok := spikeBlock[i]; ok && in[at+1] > in[at] {
+			if at, ok := spikeBlock[i]; ok && atSpike(in, at) {
 				continue
 			}
 			if v := float64(in[j])*z.Std[j] + z.Mean[j]; v < c.Range[0] || v > c.Range[1] {
