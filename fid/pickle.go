@@ -178,24 +178,49 @@ func (u *unpickler) run() (result any, err error) {
 	}
 }
 
+// step executes one opcode; done is true at STOP. Opcodes are grouped by
+// what they do to the stack, one method a group.
 func (u *unpickler) step(op byte) (done bool, err error) {
 	switch op {
+	case '.': // STOP
+		return true, nil
 	case 0x80: // PROTO
 		v, err := u.uint(1)
 		if err != nil || v < 2 || v > 5 {
 			return false, fmt.Errorf("protocol %d (%v): want 2 to 5", v, err)
 		}
+		return false, nil
 	case 0x95: // FRAME: a length hint only
-		_, err = u.take(8)
-	case '.': // STOP
-		return true, nil
-	case '(':
+		_, err := u.take(8)
+		return false, err
+	case '(': // MARK
 		u.marks = append(u.marks, len(u.stack))
-	case ')':
+		return false, nil
+	case ')', ']', '}', 'N', 0x88, 0x89:
+		u.pushConstant(op)
+		return false, nil
+	case 'J', 'K', 'M', 0x8a, 'G', 'X', 'T', 0x8c, 'U':
+		return false, u.pushScalar(op)
+	case 'q', 'r', 0x94, 'h', 'j':
+		return false, u.memoOp(op)
+	case 't', 0x85, 0x86, 0x87, 'l':
+		return false, u.collect(op)
+	case 'a', 'e', 's', 'u':
+		return false, u.extend(op)
+	case 'c', 'R', 'b', 'Q':
+		return false, u.object(op)
+	}
+	return false, errors.New("not an opcode torch.save writes for a state dict")
+}
+
+// pushConstant pushes an empty container, None, True or False.
+func (u *unpickler) pushConstant(op byte) {
+	switch op {
+	case ')': // EMPTY_TUPLE
 		u.push(pickleTuple{})
-	case ']':
+	case ']': // EMPTY_LIST
 		u.push(&pickleList{})
-	case '}':
+	case '}': // EMPTY_DICT
 		u.push(newPickleDict())
 	case 'N':
 		u.push(nil)
@@ -203,17 +228,17 @@ func (u *unpickler) step(op byte) (done bool, err error) {
 		u.push(true)
 	case 0x89:
 		u.push(false)
+	}
+}
+
+// pushScalar reads an integer, float or string operand and pushes it.
+func (u *unpickler) pushScalar(op byte) error {
+	switch op {
 	case 'J', 'K', 'M': // BININT, BININT1, BININT2
-		width := int64(4)
-		switch op {
-		case 'K':
-			width = 1
-		case 'M':
-			width = 2
-		}
+		width := map[byte]int64{'J': 4, 'K': 1, 'M': 2}[op]
 		v, err := u.uint(width)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if op == 'J' {
 			v = int64(int32(v)) // the only signed one
@@ -222,170 +247,185 @@ func (u *unpickler) step(op byte) (done bool, err error) {
 	case 0x8a: // LONG1
 		b, err := u.prefixed(1)
 		if err != nil {
-			return false, err
+			return err
 		}
 		u.push(littleEndianInt(b))
 	case 'G': // BINFLOAT
 		b, err := u.take(8)
 		if err != nil {
-			return false, err
+			return err
 		}
 		u.push(math.Float64frombits(binary.BigEndian.Uint64(b)))
-	case 'X', 'T', 0x8c, 'U': // BINUNICODE, BINSTRING; SHORT_BINUNICODE, SHORT_BINSTRING
+	default: // BINUNICODE, BINSTRING (4-byte length); SHORT_BINUNICODE, SHORT_BINSTRING (1-byte)
 		width := int64(4)
 		if op == 0x8c || op == 'U' {
 			width = 1
 		}
 		b, err := u.prefixed(width)
 		if err != nil {
-			return false, err
+			return err
 		}
 		u.push(string(b))
-	case 'q', 'r', 0x94: // BINPUT, LONG_BINPUT, MEMOIZE
-		idx := int64(len(u.memo))
-		if op != 0x94 {
-			if idx, err = u.uint(memoWidth(op)); err != nil {
-				return false, err
-			}
-		}
-		v, err := u.top()
-		if err != nil {
-			return false, err
-		}
-		u.memo[uint32(idx)] = v
-	case 'h', 'j': // BINGET, LONG_BINGET
+	}
+	return nil
+}
+
+// memoOp stores the stack's top in the memo (BINPUT, LONG_BINPUT,
+// MEMOIZE) or pushes a stored value (BINGET, LONG_BINGET).
+func (u *unpickler) memoOp(op byte) error {
+	if op == 'h' || op == 'j' {
 		idx, err := u.uint(memoWidth(op))
 		if err != nil {
-			return false, err
+			return err
 		}
 		v, ok := u.memo[uint32(idx)]
 		if !ok {
-			return false, fmt.Errorf("memo %d was never stored", idx)
+			return fmt.Errorf("memo %d was never stored", idx)
 		}
 		u.push(v)
-	case 't': // TUPLE
-		items, err := u.popMark()
-		if err != nil {
-			return false, err
+		return nil
+	}
+	idx := int64(len(u.memo))
+	if op != 0x94 {
+		var err error
+		if idx, err = u.uint(memoWidth(op)); err != nil {
+			return err
 		}
-		u.push(pickleTuple(items))
-	case 0x85, 0x86, 0x87: // TUPLE1, TUPLE2, TUPLE3
-		items, err := u.popN(int(op - 0x84))
-		if err != nil {
-			return false, err
-		}
-		u.push(pickleTuple(items))
-	case 'l': // LIST
-		items, err := u.popMark()
-		if err != nil {
-			return false, err
-		}
+	}
+	v, err := u.top()
+	if err != nil {
+		return err
+	}
+	u.memo[uint32(idx)] = v
+	return nil
+}
+
+// collect pops items (to the mark, or one to three) into a tuple or list.
+func (u *unpickler) collect(op byte) error {
+	var items []any
+	var err error
+	if op == 't' || op == 'l' { // TUPLE, LIST
+		items, err = u.popMark()
+	} else { // TUPLE1, TUPLE2, TUPLE3
+		items, err = u.popN(int(op - 0x84))
+	}
+	if err != nil {
+		return err
+	}
+	if op == 'l' {
 		u.push(&pickleList{items: items})
-	case 'a', 'e': // APPEND, APPENDS
-		var items []any
-		if op == 'a' {
-			items, err = u.popN(1)
-		} else {
-			items, err = u.popMark()
-		}
-		if err != nil {
-			return false, err
-		}
-		target, err := u.top()
-		if err != nil {
-			return false, err
-		}
+	} else {
+		u.push(pickleTuple(items))
+	}
+	return nil
+}
+
+// extend pops one item or pair (APPEND, SETITEM) or all to the mark
+// (APPENDS, SETITEMS) into the list or dictionary below them.
+func (u *unpickler) extend(op byte) error {
+	var items []any
+	var err error
+	switch op {
+	case 'a':
+		items, err = u.popN(1)
+	case 's':
+		items, err = u.popN(2)
+	default:
+		items, err = u.popMark()
+	}
+	if err != nil {
+		return err
+	}
+	target, err := u.top()
+	if err != nil {
+		return err
+	}
+	if op == 'a' || op == 'e' {
 		list, ok := target.(*pickleList)
 		if !ok {
-			return false, fmt.Errorf("appending to a %T", target)
+			return fmt.Errorf("appending to a %T", target)
 		}
 		list.items = append(list.items, items...)
-	case 's', 'u': // SETITEM, SETITEMS
-		var items []any
-		if op == 's' {
-			items, err = u.popN(2)
-		} else {
-			items, err = u.popMark()
+		return nil
+	}
+	if len(items)%2 != 0 {
+		return fmt.Errorf("%d items: want key, value pairs", len(items))
+	}
+	dict, ok := target.(*pickleDict)
+	if !ok {
+		return fmt.Errorf("setting items of a %T", target)
+	}
+	for i := 0; i < len(items); i += 2 {
+		if err := dict.set(items[i], items[i+1]); err != nil {
+			return err
 		}
-		if err != nil {
-			return false, err
-		}
-		if len(items)%2 != 0 {
-			return false, fmt.Errorf("%d items: want key, value pairs", len(items))
-		}
-		target, err := u.top()
-		if err != nil {
-			return false, err
-		}
-		dict, ok := target.(*pickleDict)
-		if !ok {
-			return false, fmt.Errorf("setting items of a %T", target)
-		}
-		for i := 0; i < len(items); i += 2 {
-			if err := dict.set(items[i], items[i+1]); err != nil {
-				return false, err
-			}
-		}
+	}
+	return nil
+}
+
+// object runs the opcodes that make objects: GLOBAL (only the allowed
+// ones), REDUCE, BUILD (an OrderedDict's attributes, ignored) and
+// BINPERSID (a tensor's storage).
+func (u *unpickler) object(op byte) error {
+	switch op {
 	case 'c': // GLOBAL module\nname\n
 		module, err := u.line()
 		if err != nil {
-			return false, err
+			return err
 		}
 		name, err := u.line()
 		if err != nil {
-			return false, err
+			return err
 		}
 		g := pickleGlobal{module, name}
 		if !allowedGlobal(g) {
-			return false, fmt.Errorf("global %s.%s: not one a state dict needs (refused, never called)", module, name)
+			return fmt.Errorf("global %s.%s: not one a state dict needs (refused, never called)", module, name)
 		}
 		u.push(g)
 	case 'R': // REDUCE
 		args, err := u.pop()
 		if err != nil {
-			return false, err
+			return err
 		}
 		callable, err := u.pop()
 		if err != nil {
-			return false, err
+			return err
 		}
 		v, err := reduce(callable, args)
 		if err != nil {
-			return false, err
+			return err
 		}
 		u.push(v)
-	case 'b': // BUILD: only an OrderedDict's attributes (torch's _metadata), ignored
+	case 'b': // BUILD
 		state, err := u.pop()
 		if err != nil {
-			return false, err
+			return err
 		}
 		target, err := u.top()
 		if err != nil {
-			return false, err
+			return err
 		}
 		if _, ok := target.(*pickleDict); !ok {
-			return false, fmt.Errorf("setting the state of a %T", target)
+			return fmt.Errorf("setting the state of a %T", target)
 		}
 		if _, ok := state.(*pickleDict); !ok && state != nil {
-			return false, fmt.Errorf("a dictionary's state is a %T", state)
+			return fmt.Errorf("a dictionary's state is a %T", state)
 		}
 	case 'Q': // BINPERSID
 		if u.persistentLoad == nil {
-			return false, errors.New("persistent id outside the state dict's pickle")
+			return errors.New("persistent id outside the state dict's pickle")
 		}
 		id, err := u.pop()
 		if err != nil {
-			return false, err
+			return err
 		}
 		v, err := u.persistentLoad(id)
 		if err != nil {
-			return false, err
+			return err
 		}
 		u.push(v)
-	default:
-		return false, errors.New("not an opcode torch.save writes for a state dict")
 	}
-	return false, err
+	return nil
 }
 
 // memoWidth is the index width of the memo opcodes: 1 byte for BINPUT and
