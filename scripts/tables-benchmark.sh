@@ -79,10 +79,13 @@ for seed in "${seeds[@]}"; do
     printf '{"ED (structured)": %s, "CD": %s, "ED (uniform)": %s}\n' "$t_med" "$t_mcd" "$t_uni" >"$out/times-$seed.json"
   fi
   if [ -n "$anomaly" ] && [ ! -f "$out/anomaly-$seed/mcd/scores-heldout-$seed/report.json" ]; then
-    py anomaly-split "$out" "$out/run-$seed" "$seed"
+    constant=$(py anomaly-split "$out" "$out/run-$seed" "$seed") # columns with one value in the normal rows: left out
     kept=()
-    for c in "${columns[@]}"; do [[ $c == "${anomaly%%,*}="* ]] || kept+=("$c"); done
+    for c in "${columns[@]}"; do
+      [[ $c == "${anomaly%%,*}="* || ",$constant," == *",${c%%=*},"* ]] || kept+=("$c")
+    done
     mapfile -t anomaly_flags < <(flags "${kept[@]}")
+    [ -n "$constant" ] && anomaly_flags+=(-drop "$constant")
     "$runs/bin/train-table" -data "$out/normal-$seed.csv" "${anomaly_flags[@]}" -seed "$seed" -samples 10 -sweeps 10 -loglik=false \
       -out "$out/anomaly-$seed" >"$out/anomaly-$seed.log" 2>&1
     for m in med mcd; do

