@@ -40,7 +40,7 @@ type TableScoreOptions struct {
 	Run, Method string
 	// Data is the CSV file of new rows, with a header naming every column
 	// the run trained on (its other columns are carried along); Read's
-	// SkipRows and Missing say how to read it (table.ReadRows).
+	// SkipRows, Missing and Unseen say how to read it (table.ReadRows).
 	Data string
 	Read table.Options
 	// Label, when set, is a column of Data saying which rows are
@@ -67,6 +67,12 @@ type TableScoreReport struct {
 	// N rows were scored; Dropped were left out for a missing value.
 	N       int `json:"n"`
 	Dropped int `json:"dropped,omitempty"`
+	// Unseen rows hold a category training never saw (kept by
+	// table.UnseenAnomalous): the model gives them probability 0, so their
+	// energy is +Inf, ranked first. UnseenCategories lists those
+	// categories as "column=value", sorted.
+	Unseen           int      `json:"unseen,omitempty"`
+	UnseenCategories []string `json:"unseen_categories,omitempty"`
 	// Flagged rows have a p-value of at most FlagLevel against the run's
 	// HeldOut held-out rows (TableModel.PValue): for rows drawn as the
 	// training rows were, at most FlagLevel of them in expectation.
@@ -130,8 +136,12 @@ func (o TableScoreOptions) withDefaults() (TableScoreOptions, error) {
 // says which rows are anomalies, it measures the ranking's AUPRC with its
 // 95 % bootstrap interval. The run must have finished measuring the
 // method (OpenTableModel). The file is read against the run's schema:
-// a category training never saw, a word in a numeric column or a missing
-// value is an error naming file, line and column.
+// a word in a numeric column or a missing value is an error naming file,
+// line and column, and so is a category training never saw unless
+// o.Read.Unseen is table.UnseenAnomalous: such a row has probability 0
+// under the model, energy +Inf (ranked first, p-value the least), no
+// log-density (−Inf) nor prediction, and its unseen categories in the
+// ranked file's last column.
 func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -168,6 +178,7 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 	}
 	r := TableScoreReport{Run: o.Run, Method: o.Method, Step: model.Step, Data: o.Data, N: tab.N, Dropped: tab.Dropped, Label: o.Label,
 		HeldOut: model.HeldOut(), Out: o.Out}
+	seen := markUnseen(tab, energies, &r)
 	if anomalous != nil {
 		for _, a := range anomalous {
 			r.Anomalies += btoi(a)
@@ -184,7 +195,7 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return r, fmt.Errorf("Options.Out: %w", err)
 	}
-	if r.ColumnFits, err = model.ColumnFits(encoded[:min(tab.N, fitRows)*model.Width()]); err != nil {
+	if r.ColumnFits, err = model.ColumnFits(firstRows(encoded, model.Width(), seen, fitRows)); err != nil {
 		return r, fmt.Errorf("the columns' conditionals: %w", err)
 	}
 	header, rows := model.scoredRows(tab, encoded, energies, probs, &r)
@@ -200,11 +211,44 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 	return r, atomicfile.WriteJSON(filepath.Join(o.Out, TableScoreReportFile), r)
 }
 
+// markUnseen gives the rows of tab with a category training never saw
+// energy +Inf and counts them and their categories in r; it returns the
+// other rows' indices.
+func markUnseen(tab *table.Table, energies []float64, r *TableScoreReport) (seen []int) {
+	categories := map[string]bool{}
+	for i := range tab.N {
+		if tab.Unseen == nil || tab.Unseen[i] == nil {
+			seen = append(seen, i)
+			continue
+		}
+		energies[i] = math.Inf(1)
+		r.Unseen++
+		for column, word := range tab.Unseen[i] {
+			categories[column+"="+word] = true
+		}
+	}
+	r.UnseenCategories = slices.Sorted(maps.Keys(categories))
+	return seen
+}
+
+// firstRows is the encoded rows at the first n of indices, each width
+// wide.
+func firstRows(encoded []float32, width int, indices []int, n int) []float32 {
+	out := make([]float32, 0, min(n, len(indices))*width)
+	for _, i := range indices[:min(n, len(indices))] {
+		out = append(out, encoded[i*width:(i+1)*width]...)
+	}
+	return out
+}
+
 // scoredRows is the ranked file's header and rows (writeRanked's layout:
 // each row's line first): the line, the energy's p-value, the row's
 // log-likelihood when the run estimated log Z, the target's
-// likeliest category and its probability when the model has a target,
-// then the row's fields. It counts the rows at p ≤ FlagLevel in r.
+// likeliest category and its probability when the model has a target
+// (empty for a row with an unseen category), then the row's fields, and,
+// when some row has a category training never saw, each row's such
+// categories (table.Table.UnseenSummary). It counts the rows at p ≤
+// FlagLevel in r.
 func (m *TableModel) scoredRows(tab *table.Table, encoded []float32, energies, probs []float64, r *TableScoreReport) (header []string, rows [][]string) {
 	header = []string{"rank", "line", "energy", "p_value"}
 	if m.HasLogZ {
@@ -215,6 +259,9 @@ func (m *TableModel) scoredRows(tab *table.Table, encoded []float32, energies, p
 		header = append(header, "predicted_"+m.Target, "predicted_probability")
 	}
 	header = append(header, m.Schema.Header()...)
+	if tab.Unseen != nil {
+		header = append(header, "unseen")
+	}
 	rows = make([][]string, tab.N)
 	for i := range rows {
 		p := m.PValue(energies[i])
@@ -225,12 +272,18 @@ func (m *TableModel) scoredRows(tab *table.Table, encoded []float32, energies, p
 		if m.HasLogZ {
 			rows[i] = append(rows[i], strconv.FormatFloat(m.LogDensity(encoded[i*m.Width():(i+1)*m.Width()], energies[i]), 'g', 8, 64))
 		}
-		if k > 0 {
+		switch unseen := tab.UnseenSummary(i); {
+		case k > 0 && unseen != "":
+			rows[i] = append(rows[i], "", "")
+		case k > 0:
 			row := probs[i*k : (i+1)*k]
 			c := slices.Index(row, slices.Max(row))
 			rows[i] = append(rows[i], m.TargetCategories[c], strconv.FormatFloat(row[c], 'f', 4, 64))
 		}
 		rows[i] = append(rows[i], tab.Fields(i)...)
+		if tab.Unseen != nil {
+			rows[i] = append(rows[i], tab.UnseenSummary(i))
+		}
 	}
 	return header, rows
 }

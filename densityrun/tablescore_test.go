@@ -7,10 +7,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/edlebm/edlebm/datasets/table"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/testutil"
 	"github.com/edlebm/edlebm/losses"
@@ -42,7 +45,8 @@ func naiveAveragePrecision(anomalous []bool) float64 {
 // train-table's for the same row (two encodings of one row: the reader's
 // and ReadRows'); the ranking is by energy; the AUPRC equals a naive
 // average precision over scores.csv's order, and finds the far rows; a
-// category or a label column training never saw is refused by name.
+// category or a label column training never saw is refused by name, or
+// the row ranked first when asked (checkUnseenRanksFirst).
 func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 	data, _ := mixedCSV(t)
 	run := t.TempDir()
@@ -137,12 +141,15 @@ func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 		t.Errorf("AUPRC %v (interval %+v), naive average precision %v; want equal and ≥ 0.9", r.AUPRC, r.AUPRCInterval, naive)
 	}
 
+	checkUnseenRanksFirst(t, run, rec.Test, lines, trained)
+
 	for _, tc := range []struct {
 		text string
 		o    TableScoreOptions
 		want string
 	}{
-		{"size,kind\n0.5,a\n0.1,d\n", TableScoreOptions{}, `line 3, column 2 (kind): table: column "kind": category "d" was not in the training rows`},
+		{"size,kind\n0.5,a\n0.1,d\n", TableScoreOptions{}, `line 3, column 2 (kind): table: column "kind": category "d" was not in the training rows (a, b, c) (or rank such rows first: Options.Unseen "anomalous")`},
+		{"size,kind\n0.5,a\n", TableScoreOptions{Read: table.Options{Unseen: "skip"}}, `Options.Unseen "skip"`},
 		{"size,kind\n0.5,a\n", TableScoreOptions{Label: "odd", Anomalies: []string{"yes"}}, `Label "odd": not a column of`},
 		{"size,kind,odd\n0.5,a,no\n", TableScoreOptions{Label: "odd", Anomalies: []string{"yes"}}, "0 of the 1 rows"},
 		{"size,kind\n0.5,a\n", TableScoreOptions{Label: "odd"}, "Anomalies: required"},
@@ -155,6 +162,70 @@ func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 		tc.o.Run, tc.o.Data, tc.o.Backend = run, p, testutil.BackendName()
 		if _, err := ScoreTable(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one containing %q", tc.text, err, tc.want)
+		}
+	}
+}
+
+// checkUnseenRanksFirst scores, with table.UnseenAnomalous, four rows of
+// a kind training never saw ahead of the run's held-out rows (test: their
+// indices in the data file's lines; trained: train-table's energies by data
+// row): the four come first with energy +Inf, the least p-value, no
+// log-density nor prediction, their own word and "kind=d" in the last
+// column; every held-out row keeps train-table's energy; labelled as the
+// anomalies they give an AUPRC of 1; and the columns' fits are those of
+// the held-out rows alone (the unseen rows, first in the file, left out).
+func checkUnseenRanksFirst(t *testing.T, run string, test []int, lines [][]string, trained map[string]float64) {
+	t.Helper()
+	var withUnseen, alone strings.Builder
+	withUnseen.WriteString("size,kind,odd\n")
+	alone.WriteString("size,kind,odd\n")
+	for k := range 4 {
+		fmt.Fprintf(&withUnseen, "%.1f,d,yes\n", 0.5*float64(k))
+	}
+	for _, i := range test {
+		fmt.Fprintf(&withUnseen, "%s,%s,no\n", lines[i+1][0], lines[i+1][1])
+		fmt.Fprintf(&alone, "%s,%s,no\n", lines[i+1][0], lines[i+1][1])
+	}
+	dir := t.TempDir()
+	score := func(name, text string, anomalies ...string) TableScoreReport {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := TableScoreOptions{Run: run, Data: p, Read: table.Options{Unseen: table.UnseenAnomalous}, Anomalies: anomalies,
+			Backend: testutil.BackendName(), Out: filepath.Join(dir, "scores-"+name)}
+		if anomalies != nil {
+			o.Label = "odd"
+		}
+		r, err := ScoreTable(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := score("unseen.csv", withUnseen.String(), "yes")
+	if r.Unseen != 4 || !slices.Equal(r.UnseenCategories, []string{"kind=d"}) || r.AUPRC != 1 {
+		t.Errorf("unseen %d %q, AUPRC %v; want 4 [kind=d], 1", r.Unseen, r.UnseenCategories, r.AUPRC)
+	}
+	if ref := score("alone.csv", alone.String()); !reflect.DeepEqual(r.ColumnFits, ref.ColumnFits) {
+		t.Errorf("column fits %+v, want the held-out rows' alone %+v", r.ColumnFits, ref.ColumnFits)
+	}
+	scored := testutil.ReadCSV(t, filepath.Join(r.Out, ScoresFile))
+	if got := strings.Join(scored[0], ","); got != "rank,line,energy,p_value,predicted_kind,predicted_probability,size,kind,unseen,odd" {
+		t.Fatalf("header %s", got)
+	}
+	least := strconv.FormatFloat(1/float64(len(test)+1), 'g', 6, 64)
+	for n, row := range scored[1:] {
+		line, _ := strconv.Atoi(row[1])
+		if line <= 5 {
+			if n >= 4 || row[2] != "+Inf" || row[3] != least || row[4] != "" || row[5] != "" || row[7] != "d" || row[8] != "kind=d" {
+				t.Errorf("rank %d: %q; want among the first four, energy +Inf, p-value %s, no prediction, kind d, unseen kind=d", n+1, row, least)
+			}
+			continue
+		}
+		e, _ := strconv.ParseFloat(row[2], 64)
+		if want := trained[strconv.Itoa(test[line-6]+1)]; math.Abs(e-want) > 1e-5*(1+math.Abs(want)) || row[8] != "" {
+			t.Errorf("line %d: energy %v (unseen %q), train-table's %v", line, e, row[8], want)
 		}
 	}
 }

@@ -6,7 +6,9 @@
 // measures the ranking's AUPRC with its 95 % bootstrap interval — the
 // table counterpart of score-images. The file needs the
 // run's columns (by header name, in any order; others are carried along);
-// a category training never saw is an error naming file, line and column.
+// a category training never saw is an error naming file, line and column,
+// or, with -unseen anomalous, makes its row the least typical (probability
+// 0 under the model: ranked first, the category named in the last column).
 //
 //	go run ./cmd/score-table -run runs/table-transactions -data new.csv
 //	go run ./cmd/score-table -run runs/table-transactions -data labelled.csv -label fraud -anomalies yes
@@ -44,6 +46,9 @@ func main() {
 		fmt.Printf(", %d dropped for a missing value", r.Dropped)
 	}
 	fmt.Println()
+	if r.Unseen > 0 {
+		fmt.Printf("%d rows with a category training never saw, ranked first: %s\n", r.Unseen, strings.Join(r.UnseenCategories, ", "))
+	}
 	fmt.Println(r.FlaggedSummary())
 	if r.AUPRCInterval != nil {
 		fmt.Printf("AUPRC %.4f (95 %% interval %.4f–%.4f), %d anomalies of %d rows\n", r.AUPRC, r.AUPRCInterval.Lo, r.AUPRCInterval.Hi, r.Anomalies, r.N)
@@ -61,6 +66,7 @@ func parseFlags(args []string) (densityrun.TableScoreOptions, flagcheck.Flags, e
 	fs.StringVar(&o.Method, "method", density.MixedMethods[0], "the run's model that scores: "+strings.Join(density.MixedMethods, " or "))
 	fs.StringVar(&o.Data, "data", "", "the CSV file (.csv or .csv.gz) of rows to score, with a header (required)")
 	fs.StringVar(&o.Read.Missing, "missing", table.MissingError, "a missing value (empty, NA, NaN, ?): error, or drop its row")
+	fs.StringVar(&o.Read.Unseen, "unseen", table.UnseenError, "a category training never saw: error, or anomalous (the row ranked first, energy +Inf)")
 	fs.IntVar(&o.Read.SkipRows, "skip-rows", 0, "lines to skip before the header")
 	fs.StringVar(&o.Label, "label", "", "a column of -data saying which rows are anomalies (with -anomalies)")
 	fs.StringVar(&anomalies, "anomalies", "", "comma-separated values of -label that mark an anomaly")
@@ -71,7 +77,7 @@ func parseFlags(args []string) (densityrun.TableScoreOptions, flagcheck.Flags, e
 		return o, nil, err
 	}
 	flags := flagcheck.FlagsOf(&o, fs)
-	flags["Anomalies"], flags["Missing"] = "anomalies", "missing"
+	flags["Anomalies"], flags["Missing"], flags["Unseen"] = "anomalies", "missing", "unseen"
 	if fs.NArg() > 0 {
 		return o, flags, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}

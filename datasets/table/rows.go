@@ -17,14 +17,19 @@ import (
 // columns (a label, an identifier) are kept aside in Table.Other. Each
 // value is checked against s, naming file, line and column: a number in a
 // numeric column, a category training saw in a categorical one (s.Code's
-// message), no missing value unless o.Missing drops the row. Only
-// o.SkipRows and o.Missing are used: the kinds and categories are s's.
+// message) unless o.Unseen keeps the row (Table.Unseen), no missing value
+// unless o.Missing drops the row. Only o.SkipRows, o.Missing and o.Unseen
+// are used: the kinds and categories are s's.
 func ReadRows(path string, s Schema, o Options) (*Table, error) {
-	o.Missing = cmp.Or(o.Missing, MissingError)
+	o.Missing, o.Unseen = cmp.Or(o.Missing, MissingError), cmp.Or(o.Unseen, UnseenError)
 	if err := checkMissing(o.Missing); err != nil {
 		return nil, err
 	}
-	p := rowParser{t: &Table{Name: filepath.Base(path), Schema: s, Other: map[string][]string{}}, source: path, missing: o.Missing}
+	if o.Unseen != UnseenError && o.Unseen != UnseenAnomalous {
+		return nil, fmt.Errorf("table: Options.Unseen %q: want %q or %q", o.Unseen, UnseenError, UnseenAnomalous)
+	}
+	p := rowParser{t: &Table{Name: filepath.Base(path), Schema: s, Other: map[string][]string{}}, source: path, missing: o.Missing,
+		keepUnseen: o.Unseen == UnseenAnomalous, unseenHint: fmt.Sprintf(" (or rank such rows first: Options.Unseen %q)", UnseenAnomalous)}
 	err := vectors.ReadRecords(path, o.SkipRows, func(rec []string, line int) error {
 		if p.header == nil {
 			return p.setHeader(rec)
@@ -70,9 +75,13 @@ type rowParser struct {
 	t       *Table
 	source  string // the file or what sent the rows
 	missing string // Options.Missing
-	header  []string
-	at      []int // each schema column's place in a record
-	other   []int // the records' fields that are not the schema's
+	// keepUnseen keeps a row with a category training never saw
+	// (Options.Unseen UnseenAnomalous).
+	keepUnseen bool
+	unseenHint string // what an unseen category's error adds
+	header     []string
+	at         []int // each schema column's place in a record
+	other      []int // the records' fields that are not the schema's
 }
 
 // setHeader finds each of the schema's columns in the header and lists
@@ -101,7 +110,7 @@ func (p *rowParser) setHeader(header []string) error {
 // add parses one record, found at place (a file's line, a request's row),
 // into t; a row with a missing value is dropped when p.missing says so.
 func (p *rowParser) add(rec []string, place string, line int) error {
-	numbers, codes, err := p.t.Schema.parseRow(place, rec, p.at, p.missing)
+	numbers, codes, unseen, err := p.parseRow(place, rec)
 	switch {
 	case err != nil:
 		return err
@@ -110,6 +119,12 @@ func (p *rowParser) add(rec []string, place string, line int) error {
 		return nil
 	}
 	t := p.t
+	if unseen != nil && t.Unseen == nil {
+		t.Unseen = make([]map[string]string, t.N)
+	}
+	if t.Unseen != nil {
+		t.Unseen = append(t.Unseen, unseen)
+	}
 	t.Numbers, t.Codes = append(t.Numbers, numbers...), append(t.Codes, codes...)
 	for _, j := range p.other {
 		t.Other[p.header[j]] = append(t.Other[p.header[j]], strings.TrimSpace(rec[j]))
@@ -119,41 +134,52 @@ func (p *rowParser) add(rec []string, place string, line int) error {
 	return nil
 }
 
-// parseRow parses one record's values in the schema's columns (at: their
-// places in the record; place says where the record is, for the errors):
-// the numeric columns' numbers and the categorical columns' codes, in the
-// schema's order. A row with a missing value is nil, nil, nil when missing
-// is MissingDrop.
-func (s Schema) parseRow(place string, rec []string, at []int, missing string) (numbers []float64, codes []int, err error) {
+// parseRow parses one record's values in the schema's columns (p.at:
+// their places in the record; place says where the record is, for the
+// errors): the numeric columns' numbers and the categorical columns'
+// codes, in the schema's order, and, when p keeps them, the categories
+// training never saw by column (each coded 0). A row with a missing value
+// is all nil when p.missing is MissingDrop, whatever its other fields.
+func (p *rowParser) parseRow(place string, rec []string) (numbers []float64, codes []int, unseen map[string]string, err error) {
+	s := p.t.Schema
+	where := func(i int) string { return fmt.Sprintf("%s, column %d (%s)", place, p.at[i]+1, s.Columns[i].Name) }
+	for i := range s.Columns {
+		if field := strings.TrimSpace(rec[p.at[i]]); isMissing(field) {
+			if p.missing == MissingDrop {
+				return nil, nil, nil, nil
+			}
+			return nil, nil, nil, fmt.Errorf("table: %s: a missing value %q: fill it in, or drop such rows (Options.Missing %q)", where(i), field, MissingDrop)
+		}
+	}
 	numbers, codes = []float64{}, []int{}
 	for i, c := range s.Columns {
-		field := strings.TrimSpace(rec[at[i]])
-		where := fmt.Sprintf("%s, column %d (%s)", place, at[i]+1, c.Name)
-		if isMissing(field) {
-			if missing == MissingDrop {
-				return nil, nil, nil
-			}
-			return nil, nil, fmt.Errorf("table: %s: a missing value %q: fill it in, or drop such rows (Options.Missing %q)", where, field, MissingDrop)
-		}
+		field := strings.TrimSpace(rec[p.at[i]])
 		if c.Kind == Numeric {
 			v, err := strconv.ParseFloat(field, 64)
 			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-				return nil, nil, fmt.Errorf("table: %s: %q: want a finite number, as in training", where, field)
+				return nil, nil, nil, fmt.Errorf("table: %s: %q: want a finite number, as in training", where(i), field)
 			}
 			numbers = append(numbers, v)
 			continue
 		}
 		k, err := s.Code(c.Name, field)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", where, err)
+		switch {
+		case err != nil && p.keepUnseen:
+			if unseen == nil {
+				unseen = map[string]string{}
+			}
+			unseen[c.Name] = field
+		case err != nil:
+			return nil, nil, nil, fmt.Errorf("%s: %w%s", where(i), err, p.unseenHint)
 		}
 		codes = append(codes, k)
 	}
-	return numbers, codes, nil
+	return numbers, codes, unseen, nil
 }
 
 // Fields is row i's values as text, in the schema's columns (the file's
-// order): numbers as read (shortest form), each category its word.
+// order): numbers as read (shortest form), each category its word (an
+// unseen one as read, Table.Unseen).
 func (t *Table) Fields(i int) []string {
 	numeric, categorical := t.Schema.counts()
 	out := make([]string, 0, len(t.Schema.Columns))
@@ -164,10 +190,35 @@ func (t *Table) Fields(i int) []string {
 			n++
 			continue
 		}
-		out = append(out, c.Categories[t.Codes[i*categorical+k]])
+		if word, ok := t.unseen(i)[c.Name]; ok {
+			out = append(out, word)
+		} else {
+			out = append(out, c.Categories[t.Codes[i*categorical+k]])
+		}
 		k++
 	}
 	return out
+}
+
+// unseen is row i's categories training never saw, by column (nil when
+// none).
+func (t *Table) unseen(i int) map[string]string {
+	if t.Unseen == nil {
+		return nil
+	}
+	return t.Unseen[i]
+}
+
+// UnseenSummary is row i's categories training never saw as
+// "column=value", in the schema's order, joined by "; " ("" when none).
+func (t *Table) UnseenSummary(i int) string {
+	var parts []string
+	for _, c := range t.Schema.Columns {
+		if word, ok := t.unseen(i)[c.Name]; ok {
+			parts = append(parts, c.Name+"="+word)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Rows is a table of t's rows at indices, in that order, with t's schema.
@@ -179,6 +230,9 @@ func (t *Table) Rows(indices []int) *Table {
 		out.Codes = append(out.Codes, t.Codes[i*categorical:(i+1)*categorical]...)
 		if t.Lines != nil {
 			out.Lines = append(out.Lines, t.Lines[i])
+		}
+		if t.Unseen != nil {
+			out.Unseen = append(out.Unseen, t.Unseen[i])
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -75,9 +76,58 @@ func TestReadRowsRefusesWhatTrainingNeverSaw(t *testing.T) {
 			}
 		})
 	}
-	tab, err := ReadRows(writeFile(t, "new.csv", header+"Adelie,Dream,40,,male,2007,Mar\nAdelie,Dream,41,4100,male,2007,Mar\n"), s, Options{Missing: MissingDrop})
-	if err != nil || tab.N != 1 || tab.Dropped != 1 || !slices.Equal(tab.Lines, []int{3}) {
-		t.Errorf("dropping: %+v, %v; want one row, from line 3, and one dropped", tab, err)
+	// A row with a missing value is dropped whatever else it holds (an
+	// unseen category, a word among numbers).
+	tab, err := ReadRows(writeFile(t, "new.csv", header+"Adelie,Dream,40,,male,2007,Mar\nEmperor,Dream,forty,4000,,2007,Mar\nAdelie,Dream,41,4100,male,2007,Mar\n"), s, Options{Missing: MissingDrop})
+	if err != nil || tab.N != 1 || tab.Dropped != 2 || !slices.Equal(tab.Lines, []int{4}) {
+		t.Errorf("dropping: %+v, %v; want one row, from line 4, and two dropped", tab, err)
+	}
+}
+
+// TestReadRowsKeepsUnseenCategoriesWhenAsked: with Options.Unseen
+// UnseenAnomalous a row with categories training never saw is kept, its
+// categories by column in its place in Table.Unseen (coded 0; its Fields
+// and UnseenSummary give its own words), the other rows read as without
+// it, and a row's categories follow it through Rows; the default's error
+// says how to keep them, and an unknown policy is refused by name.
+func TestReadRowsKeepsUnseenCategoriesWhenAsked(t *testing.T) {
+	s := penguinSchema(t)
+	text := "species,island,bill_length_mm,body_mass_g,sex,year,month\n" +
+		"Adelie,Dream,40,4000,male,2007,Mar\n" +
+		"Emperor,Dream,40,4000,male,2007,Jul\n" +
+		"Gentoo,Biscoe,41,4100,female,2008,Dec\n"
+	path := writeFile(t, "new.csv", text)
+	tab, err := ReadRows(path, s, Options{Unseen: UnseenAnomalous})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"species": "Emperor", "month": "Jul"}
+	if tab.N != 3 || len(tab.Unseen) != 3 || tab.Unseen[0] != nil || !maps.Equal(tab.Unseen[1], want) || tab.Unseen[2] != nil {
+		t.Fatalf("%d rows, unseen %q; want 3, %q in the second", tab.N, tab.Unseen, want)
+	}
+	if got, want := tab.Fields(1), []string{"Emperor", "Dream", "40", "4000", "male", "2007", "Jul"}; !slices.Equal(got, want) {
+		t.Errorf("Fields(1) = %q, want %q", got, want)
+	}
+	if got, want := tab.UnseenSummary(1), "species=Emperor; month=Jul"; got != want || tab.UnseenSummary(0) != "" {
+		t.Errorf("UnseenSummary(1) = %q, want %q; of row 0 %q", got, want, tab.UnseenSummary(0))
+	}
+	// species, island, sex, month codes: Gentoo 2, Biscoe 0, female 0, Dec 0;
+	// row 2's unseen species and month are 0, its island Dream 2, sex male 1.
+	if got, wantCodes := tab.Codes[4:], []int{0, 2, 1, 0, 2, 0, 0, 0}; !slices.Equal(got, wantCodes) {
+		t.Errorf("codes of rows 2 and 3 %v, want %v", got, wantCodes)
+	}
+	if sub := tab.Rows([]int{2, 1}); len(sub.Unseen) != 2 || sub.Unseen[0] != nil || !maps.Equal(sub.Unseen[1], want) {
+		t.Errorf("Rows(2, 1).Unseen = %q", sub.Unseen)
+	}
+	clean, err := ReadRows(writeFile(t, "clean.csv", "species,island,bill_length_mm,body_mass_g,sex,year,month\nAdelie,Dream,40,4000,male,2007,Mar\n"), s, Options{Unseen: UnseenAnomalous})
+	if err != nil || clean.Unseen != nil {
+		t.Errorf("a file with every category seen: Unseen %q, %v; want nil", clean.Unseen, err)
+	}
+	if _, err := ReadRows(path, s, Options{}); err == nil || !strings.Contains(err.Error(), `line 3, column 1 (species)`) || !strings.Contains(err.Error(), `Options.Unseen "anomalous"`) {
+		t.Errorf("default: %v, want the unseen species named with the option that keeps it", err)
+	}
+	if _, err := ReadRows(path, s, Options{Unseen: "ignore"}); err == nil || !strings.Contains(err.Error(), `Options.Unseen "ignore"`) {
+		t.Errorf("an unknown policy: %v", err)
 	}
 }
 
@@ -140,9 +190,23 @@ func FuzzReadRows(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		tab, err := ReadRows(p, s, Options{Missing: MissingDrop})
+		tab, err := ReadRows(p, s, Options{Missing: MissingDrop, Unseen: UnseenAnomalous})
 		if err != nil {
 			return
+		}
+		// Read strictly, the file fails exactly when a category is unseen.
+		if _, err := ReadRows(p, s, Options{Missing: MissingDrop}); (err == nil) != (tab.Unseen == nil) {
+			t.Fatalf("strict read: %v, with %d rows' unseen categories kept", err, len(tab.Unseen))
+		}
+		if tab.Unseen != nil && len(tab.Unseen) != tab.N {
+			t.Fatalf("%d rows' unseen categories for %d rows", len(tab.Unseen), tab.N)
+		}
+		for i := range tab.Unseen {
+			for name, word := range tab.Unseen[i] {
+				if _, err := s.Code(name, word); err == nil {
+					t.Fatalf("row %d: %s=%q kept as unseen, but training saw it", i, name, word)
+				}
+			}
 		}
 		if tab.N < 1 || len(tab.Numbers) != 3*tab.N || len(tab.Codes) != 4*tab.N || len(tab.Lines) != tab.N {
 			t.Fatalf("%d rows, %d numbers, %d codes, %d lines", tab.N, len(tab.Numbers), len(tab.Codes), len(tab.Lines))

@@ -96,6 +96,15 @@ const (
 	MissingDrop  = "drop"  // the row is dropped (Summary says how many)
 )
 
+// Unseen is what ReadRows does with a category training never saw.
+const (
+	UnseenError = "error" // the default: an error naming file, line, column and category
+	// UnseenAnomalous keeps the row and lists the category in
+	// Table.Unseen: a model gives such a row probability 0, so an anomaly
+	// ranking puts it first.
+	UnseenAnomalous = "anomalous"
+)
+
 // Options say how to read a table.
 type Options struct {
 	// SkipRows drops that many lines at the start of the file.
@@ -106,6 +115,9 @@ type Options struct {
 	Drop []string
 	// Missing is MissingError (default) or MissingDrop.
 	Missing string
+	// Unseen, for ReadRows only, is UnseenError (default) or
+	// UnseenAnomalous.
+	Unseen string
 	// MaxCategories bounds a categorical column's distinct values
 	// (default 1000).
 	MaxCategories int
@@ -144,6 +156,12 @@ type Table struct {
 	// Other holds, for ReadRows, the file's columns that are not the
 	// schema's (a label, an identifier): each row's field, by header name.
 	Other map[string][]string
+	// Unseen holds, for ReadRows with Options.Unseen UnseenAnomalous, each
+	// row's categories training never saw, by column name (nil for a row
+	// with none; Unseen itself nil when no row has one). Such a
+	// category's code in Codes is 0, a placeholder: the row's energy
+	// under any model means nothing. Fields gives the row's own words.
+	Unseen []map[string]string
 	// few lists the numeric columns of integers with few distinct values.
 	few []string
 }
