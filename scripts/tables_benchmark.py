@@ -428,7 +428,7 @@ def anomalies(out, seed, spec, kind, data, IsolationForest, average_precision_sc
         p = os.path.join(arun, method, "scores-heldout-%s" % seed, "report.json")
         if os.path.exists(p):
             j = json.load(open(p))
-            res[method] = dict(auprc=j["auprc"], interval=j["auprc_interval"])
+            res[method] = dict(auprc=j["auprc"], interval=j["auprc_interval"], unseen=j.get("unseen", 0))
     return res
 
 
@@ -545,6 +545,11 @@ def report(out, name):
         for m, label in (("med", "energy, ED"), ("mcd", "energy, CD")):
             if m in a:
                 print("| %s | %s [%.3f, %.3f] |" % (label, cell([e["anomaly"][m]["auprc"] for e in evals]), a[m]["interval"]["lo"], a[m]["interval"]["hi"]))
+        unseen = [e["anomaly"].get("med", {}).get("unseen", 0) for e in evals]
+        if any(unseen):
+            print("\nHeld-out rows with a category no normal training row has (score-table -unseen anomalous: ranked "
+                  "first, energy +Inf), by seed: %s; IsolationForest sees such a category as a one-hot column constant "
+                  "in its training rows, on which it cannot split." % ", ".join(str(u) for u in unseen))
 
 
 def column_shapes(out, seed):
