@@ -122,6 +122,9 @@ func (o TableScoreOptions) withDefaults() (TableScoreOptions, error) {
 	case o.Resamples < 1:
 		return o, fmt.Errorf("Options.Resamples %d: want ≥ 1", o.Resamples)
 	}
+	if err := o.Read.Check(); err != nil { // before the run is opened
+		return o, err
+	}
 	if o.Out == "" {
 		base := strings.TrimSuffix(filepath.Base(o.Data), ".gz")
 		o.Out = filepath.Join(o.Run, o.Method, "scores-"+strings.TrimSuffix(base, filepath.Ext(base)))
@@ -272,7 +275,8 @@ func (m *TableModel) scoredRows(tab *table.Table, encoded []float32, energies, p
 		if m.HasLogZ {
 			rows[i] = append(rows[i], strconv.FormatFloat(m.LogDensity(encoded[i*m.Width():(i+1)*m.Width()], energies[i]), 'g', 8, 64))
 		}
-		switch unseen := tab.UnseenSummary(i); {
+		unseen := tab.UnseenSummary(i)
+		switch {
 		case k > 0 && unseen != "":
 			rows[i] = append(rows[i], "", "")
 		case k > 0:
@@ -282,7 +286,7 @@ func (m *TableModel) scoredRows(tab *table.Table, encoded []float32, energies, p
 		}
 		rows[i] = append(rows[i], tab.Fields(i)...)
 		if tab.Unseen != nil {
-			rows[i] = append(rows[i], tab.UnseenSummary(i))
+			rows[i] = append(rows[i], unseen)
 		}
 	}
 	return header, rows

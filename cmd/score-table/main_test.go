@@ -15,7 +15,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Method != "med" || o.Label != "fraud" || !slices.Equal(o.Anomalies, []string{"yes", "maybe"}) || o.Read.Missing != "error" {
+	if o.Method != "med" || o.Label != "fraud" || !slices.Equal(o.Anomalies, []string{"yes", "maybe"}) || o.Read.Missing != "error" || o.Read.Unseen != "error" {
 		t.Errorf("options %+v", o)
 	}
 	if _, _, err := parseFlags([]string{"-run", "r", "extra"}); err == nil || !strings.Contains(err.Error(), "unexpected arguments") {
@@ -31,6 +31,8 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-run", "r", "-data", "new.csv", "-anomalies", "yes"}, "flag -anomalies: given without -label"},
 		{[]string{"-run", "r", "-data", "new.csv", "-label", "fraud"}, `flag -anomalies: required with -label "fraud"`},
 		{[]string{"-run", "/no/such/run", "-data", "new.csv"}, "flag -run: open /no/such/run/table.json"},
+		{[]string{"-run", "/no/such/run", "-data", "new.csv", "-unseen", "skip"}, `flag -unseen "skip": want "error" or "anomalous"`},
+		{[]string{"-run", "/no/such/run", "-data", "new.csv", "-missing", "keep"}, `flag -missing "keep": want "error" or "drop"`},
 	} {
 		o, flags, err := parseFlags(tc.args)
 		if err != nil {

@@ -21,13 +21,10 @@ import (
 // unless o.Missing drops the row. Only o.SkipRows, o.Missing and o.Unseen
 // are used: the kinds and categories are s's.
 func ReadRows(path string, s Schema, o Options) (*Table, error) {
-	o.Missing, o.Unseen = cmp.Or(o.Missing, MissingError), cmp.Or(o.Unseen, UnseenError)
-	if err := checkMissing(o.Missing); err != nil {
+	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	if o.Unseen != UnseenError && o.Unseen != UnseenAnomalous {
-		return nil, fmt.Errorf("table: Options.Unseen %q: want %q or %q", o.Unseen, UnseenError, UnseenAnomalous)
-	}
+	o.Missing = cmp.Or(o.Missing, MissingError)
 	p := rowParser{t: &Table{Name: filepath.Base(path), Schema: s, Other: map[string][]string{}}, source: path, missing: o.Missing,
 		keepUnseen: o.Unseen == UnseenAnomalous, unseenHint: fmt.Sprintf(" (or rank such rows first: Options.Unseen %q)", UnseenAnomalous)}
 	err := vectors.ReadRecords(path, o.SkipRows, func(rec []string, line int) error {

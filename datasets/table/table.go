@@ -173,22 +173,14 @@ func isMissing(field string) bool {
 	return slices.Contains(missingWords, strings.ToLower(strings.TrimSpace(field)))
 }
 
-// checkMissing reports an Options.Missing that is neither MissingError
-// nor MissingDrop.
-func checkMissing(missing string) error {
-	if missing != MissingError && missing != MissingDrop {
-		return fmt.Errorf("table: Options.Missing %q: want %q or %q", missing, MissingError, MissingDrop)
-	}
-	return nil
-}
-
 // Check reports the first of o's settings out of its range (a zero value
 // is valid: it takes the default), before any file is read.
 func (o Options) Check() error {
-	if o.Missing != "" {
-		if err := checkMissing(o.Missing); err != nil {
-			return err
-		}
+	if o.Missing != "" && o.Missing != MissingError && o.Missing != MissingDrop {
+		return fmt.Errorf("table: Options.Missing %q: want %q or %q", o.Missing, MissingError, MissingDrop)
+	}
+	if o.Unseen != "" && o.Unseen != UnseenError && o.Unseen != UnseenAnomalous {
+		return fmt.Errorf("table: Options.Unseen %q: want %q or %q", o.Unseen, UnseenError, UnseenAnomalous)
 	}
 	if o.SpikeShare < 0 || o.SpikeShare > 1 {
 		return fmt.Errorf("table: Options.SpikeShare %g: want a share of the rows in (0, 1]", o.SpikeShare)

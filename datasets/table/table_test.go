@@ -331,10 +331,7 @@ func deref(p *float64) any {
 // block leans to it whatever its number, the number (rounded and clamped)
 // otherwise; the file's rows come back through both.
 func TestSpikesEncodeAndDecode(t *testing.T) {
-	tab, err := Read(writeFile(t, "g.csv", gainsCSV(5)), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := readGains(t)
 	blocks := tab.Schema.Blocks()
 	want := []Block{{Column: 2, At: 2, Categories: 2, Structure: Uniform}, {Column: 0, At: 4, Categories: 2, Structure: Uniform}, {Column: 1, At: 6, Categories: 2, Structure: Uniform}}
 	if !slices.Equal(blocks, want) || tab.Schema.Width() != 8 {
@@ -378,15 +375,8 @@ func TestSpikesEncodeAndDecode(t *testing.T) {
 // −log σ and one at it log √(2π) (SpreadSpikes' unit normal at its
 // centre), worked by hand for σ = (100, 4).
 func TestLogJacobianCountsASpikeAsAProbability(t *testing.T) {
-	tab, err := Read(writeFile(t, "g.csv", gainsCSV(5)), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	z := vectors.Standardizer{Mean: []float64{500, 42}, Std: []float64{100, 4}}
-	encoded, err := tab.Encode(z)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab, encoded := gainsEncoded(t, z)
 	halfLog2π := 0.5 * math.Log(2*math.Pi)
 	for _, c := range []struct {
 		row  int
@@ -408,15 +398,8 @@ func TestLogJacobianCountsASpikeAsAProbability(t *testing.T) {
 // moved by hand: a number past its range counts unless its row is at the
 // column's spike, and a number on the edge does not.
 func TestOutOfRangeCountsNumbersDecodeWouldClamp(t *testing.T) {
-	tab, err := Read(writeFile(t, "g.csv", gainsCSV(5)), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	unit := vectors.Standardizer{Mean: []float64{0, 0}, Std: []float64{1, 1}}
-	encoded, err := tab.Encode(unit)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab, encoded := gainsEncoded(t, unit)
 	w := tab.Schema.Width()
 	var rows []float32
 	for _, c := range []struct {
@@ -449,12 +432,31 @@ func TestOutOfRangeCountsNumbersDecodeWouldClamp(t *testing.T) {
 // [40, 51] standardised by hand, each number free where its spike's "at"
 // category is (places 5 and 7 of the row, after kind's block at 2–3).
 func TestNumberBoxStandardisesTheRanges(t *testing.T) {
-	tab, err := Read(writeFile(t, "g.csv", gainsCSV(5)), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := readGains(t)
 	lo, hi, freeAt := tab.Schema.NumberBox(vectors.Standardizer{Mean: []float64{900, 42}, Std: []float64{500, 4}})
 	if !slices.Equal(lo, []float64{-1.8, -0.5}) || !slices.Equal(hi, []float64{2, 2.25}) || !slices.Equal(freeAt, []int{5, 7}) {
 		t.Errorf("box %v … %v, free at %v; want [-1.8 -0.5] … [2 2.25], [5 7]", lo, hi, freeAt)
 	}
+}
+
+// readGains reads gainsCSV(5) (gain at 0 in rows 1–5, hours at 40 in rows
+// 1–9: two spiked numbers and a category).
+func readGains(t *testing.T) *Table {
+	t.Helper()
+	tab, err := Read(writeFile(t, "g.csv", gainsCSV(5)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
+// gainsEncoded is readGains' table and its rows encoded with z.
+func gainsEncoded(t *testing.T, z vectors.Standardizer) (*Table, []float32) {
+	t.Helper()
+	tab := readGains(t)
+	encoded, err := tab.Encode(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab, encoded
 }
