@@ -67,7 +67,7 @@ func TestTableModelScoresNewRows(t *testing.T) {
 		sizes[i] = math.Round(size*1e4) / 1e4
 		records[i] = []string{kind, strconv.FormatFloat(sizes[i], 'f', 4, 64)}
 	}
-	fresh, err := m.Schema.ParseRows("fresh rows", []string{"kind", "size"}, records)
+	fresh, err := m.Schema.ParseRows("fresh rows", []string{"kind", "size"}, records, table.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestTableModelScoresNewRows(t *testing.T) {
 	for i, r := range rec.Test {
 		heldOut[i] = all.Fields(r)
 	}
-	tab, err := m.Schema.ParseRows("held-out rows", m.Schema.Header(), heldOut)
+	tab, err := m.Schema.ParseRows("held-out rows", m.Schema.Header(), heldOut, table.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestTableModelScoresNewRows(t *testing.T) {
 		t.Errorf("held-out rows' p-values × 401: %d distinct, lowest %v; want their ranks 2…401", distinct, ps[0])
 	}
 
-	far, _ := m.Schema.ParseRows("a far row", []string{"size", "kind"}, [][]string{{"40", "a"}})
+	far, _ := m.Schema.ParseRows("a far row", []string{"size", "kind"}, [][]string{{"40", "a"}}, table.Options{})
 	encoded, _ = m.Encode(far)
 	energies, _, err = m.Score(encoded)
 	if err != nil {
@@ -203,7 +203,7 @@ func columnFitsSeeAShiftedColumn(t *testing.T, m *TableModel) {
 		shifted[i] = []string{strconv.FormatFloat(size+1, 'f', 4, 64), kind}
 	}
 	fits := func(records [][]string) []ColumnFit {
-		tab, err := m.Schema.ParseRows("rows", []string{"size", "kind"}, records)
+		tab, err := m.Schema.ParseRows("rows", []string{"size", "kind"}, records, table.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

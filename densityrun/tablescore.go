@@ -215,22 +215,34 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 }
 
 // markUnseen gives the rows of tab with a category training never saw
-// energy +Inf and counts them and their categories in r; it returns the
-// other rows' indices.
+// energy +Inf (UnseenEnergies) and counts them and their categories in r;
+// it returns the other rows' indices.
 func markUnseen(tab *table.Table, energies []float64, r *TableScoreReport) (seen []int) {
+	seen = UnseenEnergies(tab, energies)
 	categories := map[string]bool{}
-	for i := range tab.N {
-		if tab.Unseen == nil || tab.Unseen[i] == nil {
-			seen = append(seen, i)
-			continue
-		}
-		energies[i] = math.Inf(1)
-		r.Unseen++
-		for column, word := range tab.Unseen[i] {
+	for _, row := range tab.Unseen {
+		for column, word := range row {
 			categories[column+"="+word] = true
 		}
+		r.Unseen += btoi(row != nil)
 	}
 	r.UnseenCategories = slices.Sorted(maps.Keys(categories))
+	return seen
+}
+
+// UnseenEnergies sets to +Inf the energy of each of tab's rows that holds
+// a category training never saw (table.Table.Unseen, read with
+// table.UnseenAnomalous): the model gives such a row probability 0
+// whatever its other values, while its encoding (a placeholder category)
+// scores as some other row. It returns the other rows' indices.
+func UnseenEnergies(tab *table.Table, energies []float64) (seen []int) {
+	for i := range tab.N {
+		if tab.Unseen != nil && tab.Unseen[i] != nil {
+			energies[i] = math.Inf(1)
+			continue
+		}
+		seen = append(seen, i)
+	}
 	return seen
 }
 

@@ -5,8 +5,10 @@
 # and fails unless the table lists every image with the score the API
 # gives it and every picture (originals, reconstructions, samples) loads;
 # then saves a screenshot. For a train-table run it uploads one CSV file
-# instead (at most 64 rows: one request) and checks each row's line,
-# p-value and energy against the API's, then the samples' text.
+# instead (at most 64 rows: one request; a row with a category training
+# never saw is kept, as the page keeps it: ?unseen=anomalous) and checks
+# each row's line, p-value and energy against the API's, then the
+# samples' text.
 #
 #   scripts/check-serve-page.sh RUN IMAGE... [-- SCREENSHOT.png]
 #   scripts/check-serve-page.sh TABLE_RUN ROWS.csv [-- SCREENSHOT.png]
@@ -48,7 +50,7 @@ for _ in $(seq 300); do
 done
 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null || { echo "check-serve-page: not ready" >&2; exit 1; }
 if [ -f "$run/table.json" ]; then
-  curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: text/csv' --data-binary "@${images[0]}" "http://127.0.0.1:$port/v1/score" >"$work/api.json"
+  curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: text/csv' --data-binary "@${images[0]}" "http://127.0.0.1:$port/v1/score?unseen=anomalous" >"$work/api.json"
 else
   form=()
   for f in "${images[@]}"; do form+=(-F "image=@$f"); done
@@ -100,8 +102,9 @@ async function checkTable(page, api, shot) {
   const error = await page.$eval("#error", e => e.textContent);
   if (error) throw new Error("the page says: " + error);
   const rows = await page.$$eval("#results tbody tr", trs => trs.map(tr => [1, 2, 3].map(i => tr.cells[i].textContent).join(" ")));
-  const want = api.map((r, i) => ({ line: i + 2, r: r })).sort((a, b) => b.r.energy - a.r.energy)
-    .map(a => [a.line, a.r.p_value.toFixed(4), a.r.energy.toFixed(3)].join(" "));
+  const energy = r => r.energy === null ? Infinity : r.energy;
+  const want = api.map((r, i) => ({ line: i + 2, r: r })).sort((a, b) => energy(b.r) > energy(a.r) ? 1 : energy(b.r) < energy(a.r) ? -1 : 0)
+    .map(a => [a.line, a.r.p_value.toFixed(4), a.r.energy === null ? "∞" : a.r.energy.toFixed(3)].join(" "));
   if (JSON.stringify(rows) !== JSON.stringify(want)) throw new Error("the table " + JSON.stringify(rows) + " is not the API's " + JSON.stringify(want));
   await page.click("#show-samples");
   await page.waitForFunction(() => !document.getElementById("samples-text").hidden || document.getElementById("error").textContent, { timeout: 30000 });

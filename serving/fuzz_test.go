@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,36 +82,48 @@ func FuzzDecodeRows(f *testing.F) {
 }
 
 // FuzzDecodeTableRows feeds arbitrary bodies to the table rows' decoder,
-// against a schema of a number and a category (a or b): it must never
-// panic, and must either decode 1 to 3 rows, each a finite number and a
-// category the schema has, or refuse with a 4xx status.
+// against a schema of a number and a category (a or b), strictly and with
+// ?unseen=anomalous: it must never panic, and must either decode 1 to 3
+// rows, each a finite number and a category the schema has (or, kept, a
+// placeholder with the unseen word), or refuse with a 4xx status; a body
+// the strict read takes is taken the same with unseen rows kept.
 func FuzzDecodeTableRows(f *testing.F) {
 	f.Add("application/json", `{"rows": [{"size": 1.5, "kind": "a"}, {"size": "2", "kind": "b", "id": 7}]}`)
 	f.Add("application/json", `{"rows": [{"size": null, "kind": "a"}]}`)
 	f.Add("application/json", `{"rows": [{"size": true, "kind": "c"}]}`)
 	f.Add("text/csv", "kind,size\na,1\nb,2e3\n")
+	f.Add("text/csv", "kind,size\nc,1\nb,2e3\n")
 	f.Add("text/csv", "\xef\xbb\xbfsize,kind\n\"1\",\"a\"\n")
 	f.Add("text/csv", "size,kind\n1\n")
 	s := table.Schema{Columns: []table.Column{{Name: "size", Kind: table.Numeric}, {Name: "kind", Kind: table.Categorical, Categories: []string{"a", "b"}}}}
-	f.Fuzz(func(t *testing.T, contentType, body string) {
-		r := httptest.NewRequest(http.MethodPost, "/v1/score", strings.NewReader(body))
+	decode := func(t *testing.T, path, contentType, body string) (*table.Table, error) {
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 		r.Header.Set("Content-Type", contentType)
 		r.Body = http.MaxBytesReader(httptest.NewRecorder(), r.Body, 1<<16)
 		rows, err := decodeTableRows(r, s, 3)
 		if err != nil {
 			var re *requestError
 			if !errors.As(err, &re) || re.code < 400 || re.code > 499 || re.msg == "" {
-				t.Fatalf("refused with %v (%T), want a 4xx requestError", err, err)
+				t.Fatalf("%s: refused with %v (%T), want a 4xx requestError", path, err, err)
 			}
-			return
+			return nil, err
 		}
 		if rows.N < 1 || rows.N > 3 || len(rows.Numbers) != rows.N || len(rows.Codes) != rows.N {
-			t.Fatalf("%d rows, %d numbers, %d codes", rows.N, len(rows.Numbers), len(rows.Codes))
+			t.Fatalf("%s: %d rows, %d numbers, %d codes", path, rows.N, len(rows.Numbers), len(rows.Codes))
 		}
 		for i := range rows.N {
-			if v := rows.Numbers[i]; math.IsNaN(v) || math.IsInf(v, 0) || rows.Codes[i] < 0 || rows.Codes[i] > 1 {
-				t.Fatalf("row %d: %v, code %d", i+1, v, rows.Codes[i])
+			unseen := rows.Unseen != nil && rows.Unseen[i] != nil
+			if v := rows.Numbers[i]; math.IsNaN(v) || math.IsInf(v, 0) || rows.Codes[i] < 0 || rows.Codes[i] > 1 || unseen && (rows.Codes[i] != 0 || len(rows.Unseen[i]) != 1) {
+				t.Fatalf("%s: row %d: %v, code %d, unseen %v", path, i+1, v, rows.Codes[i], rows.Unseen)
 			}
+		}
+		return rows, nil
+	}
+	f.Fuzz(func(t *testing.T, contentType, body string) {
+		strict, strictErr := decode(t, "/v1/score", contentType, body)
+		kept, keptErr := decode(t, "/v1/score?unseen=anomalous", contentType, body)
+		if strictErr == nil && (keptErr != nil || kept.N != strict.N || kept.Unseen != nil || !slices.Equal(kept.Codes, strict.Codes)) {
+			t.Fatalf("taken strictly, but with unseen rows kept: %v, %v", keptErr, kept)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -62,7 +63,8 @@ func (m *TableModel) Schema() table.Schema { return m.model.Schema }
 // ScoredTableRow is one row of /v1/score's answer for a table.
 type ScoredTableRow struct {
 	// Energy is the model's energy of the row: higher for rows less
-	// typical of the training rows.
+	// typical of the training rows; +Inf (null in JSON) for a row with a
+	// category training never saw, kept by ?unseen=anomalous.
 	Energy float64 `json:"energy"`
 	// PValue is the share of the run's held-out rows at least as
 	// atypical, (1 + k)/(1 + n): for a row drawn as the training rows
@@ -70,13 +72,49 @@ type ScoredTableRow struct {
 	PValue float64 `json:"p_value"`
 	// LogDensity is the row's log-likelihood under the model (its
 	// numbers' density on the data's scale times its categories'
-	// probability), absent for a run that did not estimate log Z.
+	// probability), absent for a run that did not estimate log Z and for
+	// a row with an unseen category (probability 0).
 	LogDensity *float64 `json:"log_density,omitempty"`
 	// TargetProbabilities are p(target = c | the rest) for each category
 	// c of the run's target column, and Predicted the likeliest; absent
-	// when the run classified none.
+	// when the run classified none, or the row has an unseen category.
 	TargetProbabilities map[string]float64 `json:"target_probabilities,omitempty"`
 	Predicted           string             `json:"predicted,omitempty"`
+	// Unseen is the row's categories training never saw, by column (a
+	// request with ?unseen=anomalous; without it such a row is refused).
+	Unseen map[string]string `json:"unseen,omitempty"`
+}
+
+// scoredTableRowJSON is a ScoredTableRow as JSON: JSON has no infinity,
+// so an unseen row's energy is null.
+type scoredTableRowJSON struct {
+	Energy *float64 `json:"energy"`
+	scoredTableRowFields
+}
+
+type scoredTableRowFields ScoredTableRow
+
+// MarshalJSON writes the row with a null energy when it is +Inf.
+func (r ScoredTableRow) MarshalJSON() ([]byte, error) {
+	out := scoredTableRowJSON{scoredTableRowFields: scoredTableRowFields(r)}
+	if !math.IsInf(r.Energy, 1) {
+		out.Energy = &r.Energy
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads MarshalJSON's form: a null energy is +Inf.
+func (r *ScoredTableRow) UnmarshalJSON(raw []byte) error {
+	var in scoredTableRowJSON
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return err
+	}
+	*r = ScoredTableRow(in.scoredTableRowFields)
+	r.Energy = math.Inf(1)
+	if in.Energy != nil {
+		r.Energy = *in.Energy
+	}
+	return nil
 }
 
 // TableAnswer is /v1/score's answer for a table.
@@ -89,7 +127,8 @@ type TableAnswer struct {
 }
 
 // Score scores rows read against the run's schema (table.ReadRows,
-// Schema.ParseRows), at most MaxRows.
+// Schema.ParseRows), at most MaxRows. A row with a category training never
+// saw (rows.Unseen) has energy +Inf and the least p-value.
 func (m *TableModel) Score(ctx context.Context, rows *table.Table) ([]ScoredTableRow, error) {
 	encoded, err := m.model.Encode(rows)
 	if err != nil {
@@ -101,22 +140,30 @@ func (m *TableModel) Score(ctx context.Context, rows *table.Table) ([]ScoredTabl
 	}
 	categories := m.model.TargetCategories
 	width := 1 + len(categories)
+	energies := make([]float64, rows.N)
+	for i := range energies {
+		energies[i] = float64(out[i*width])
+	}
 	scored := make([]ScoredTableRow, rows.N)
-	for i := range scored {
-		o := out[i*width : (i+1)*width]
-		r := ScoredTableRow{Energy: float64(o[0]), PValue: m.model.PValue(float64(o[0]))}
+	for _, i := range densityrun.UnseenEnergies(rows, energies) {
+		r := ScoredTableRow{Energy: energies[i], PValue: m.model.PValue(energies[i])}
 		if m.model.HasLogZ {
-			v := m.model.LogDensity(encoded[i*m.model.Width():(i+1)*m.model.Width()], float64(o[0]))
+			v := m.model.LogDensity(encoded[i*m.model.Width():(i+1)*m.model.Width()], energies[i])
 			r.LogDensity = &v
 		}
-		if len(categories) > 0 {
+		if probs := out[i*width+1 : (i+1)*width]; len(categories) > 0 {
 			r.TargetProbabilities = make(map[string]float64, len(categories))
-			for c, p := range o[1:] {
+			for c, p := range probs {
 				r.TargetProbabilities[categories[c]] = float64(p)
 			}
-			r.Predicted = categories[slices.Index(o[1:], slices.Max(o[1:]))]
+			r.Predicted = categories[slices.Index(probs, slices.Max(probs))]
 		}
 		scored[i] = r
+	}
+	for i, e := range energies {
+		if math.IsInf(e, 1) {
+			scored[i] = ScoredTableRow{Energy: e, PValue: m.model.PValue(e), Unseen: rows.Unseen[i]}
+		}
 	}
 	return scored, nil
 }
@@ -191,6 +238,10 @@ type TableRowsRequest struct {
 // rows, each value checked against the schema. The errors name the row and
 // the column at fault.
 func decodeTableRows(r *http.Request, s table.Schema, maxRows int) (*table.Table, error) {
+	o := table.Options{Unseen: r.URL.Query().Get("unseen")}
+	if o.Check() != nil {
+		return nil, refused(http.StatusBadRequest, "?unseen=%q: want %q (the default: refuse a category training never saw) or %q (rank such a row first, energy null)", o.Unseen, table.UnseenError, table.UnseenAnomalous)
+	}
 	var header []string
 	var records [][]string
 	var err error
@@ -212,7 +263,10 @@ func decodeTableRows(r *http.Request, s table.Schema, maxRows int) (*table.Table
 	case n > maxRows:
 		return nil, refused(http.StatusRequestEntityTooLarge, "%d rows in one request, more than %d: send them in several", n, maxRows)
 	}
-	rows, err := s.ParseRows("the request", header, records)
+	rows, err := s.ParseRows("the request", header, records, o)
+	if ce := new(table.CategoryError); errors.As(err, &ce) {
+		return nil, refused(http.StatusUnprocessableEntity, "%v (or rank such rows first: ?unseen=%s)", err, table.UnseenAnomalous)
+	}
 	if err != nil {
 		return nil, refused(http.StatusUnprocessableEntity, "%v", err)
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,7 +111,7 @@ func TestServiceScoresTableRows(t *testing.T) {
 	}
 	want := make([]ScoredTableRow, len(heldOut))
 	for i, rec := range heldOut {
-		tab, err := direct.Schema.ParseRows("a row", header, [][]string{rec})
+		tab, err := direct.Schema.ParseRows("a row", header, [][]string{rec}, table.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,6 +181,7 @@ func TestServiceScoresTableRows(t *testing.T) {
 		t.Fatalf("JSON rows: status %d", code)
 	}
 	check("JSON", 0, answer.Rows)
+	unseenRows(t, srv, header, heldOut, check)
 
 	good := `{"rows": [{"size": 1.2, "kind": "b", "colour": "green"}]}`
 	cases := []struct {
@@ -186,7 +189,8 @@ func TestServiceScoresTableRows(t *testing.T) {
 		code                    int
 		says                    string
 	}{
-		{"an unseen category", "application/json", `{"rows": [{"size": 1.2, "kind": "b", "colour": "green"}, {"size": 1.2, "kind": "b", "colour": "pink"}]}`, http.StatusUnprocessableEntity, `the request, row 2, column 3 (colour): table: column "colour": category "pink" was not in the training rows`},
+		{"an unseen category", "application/json", `{"rows": [{"size": 1.2, "kind": "b", "colour": "green"}, {"size": 1.2, "kind": "b", "colour": "pink"}]}`, http.StatusUnprocessableEntity, `the request, row 2, column 3 (colour): table: column "colour": category "pink" was not in the training rows (blue, green, red) (or rank such rows first: ?unseen=anomalous)`},
+		{"an unknown unseen policy", "application/json", good, http.StatusBadRequest, `?unseen="skip": want "error"`},
 		{"a word among numbers", "text/csv", "size,kind,colour\nbig,b,green\n", http.StatusUnprocessableEntity, `row 1, column 1 (size): "big": want a finite number`},
 		{"a missing column", "application/json", `{"rows": [{"size": 1.2, "kind": "b"}]}`, http.StatusUnprocessableEntity, `row 1 lacks the column "colour"`},
 		{"a missing column in CSV", "text/csv", "size,kind\n1.2,b\n", http.StatusUnprocessableEntity, `lacks the model's columns ["colour"]`},
@@ -202,7 +206,11 @@ func TestServiceScoresTableRows(t *testing.T) {
 	}
 	for _, c := range cases {
 		var answer ErrorAnswer
-		if code := post(t, srv, "/v1/score", c.contentType, strings.NewReader(c.body), nil, &answer); code != c.code || !strings.Contains(answer.Error, c.says) {
+		path := "/v1/score"
+		if strings.Contains(c.name, "policy") {
+			path += "?unseen=skip"
+		}
+		if code := post(t, srv, path, c.contentType, strings.NewReader(c.body), nil, &answer); code != c.code || !strings.Contains(answer.Error, c.says) {
 			t.Errorf("%s: status %d %q; want %d saying %q", c.name, code, answer.Error, c.code, c.says)
 		}
 		if code := post(t, srv, "/v1/score", "application/json", strings.NewReader(good), nil, nil); code != http.StatusOK {
@@ -231,5 +239,37 @@ func TestServiceScoresTableRows(t *testing.T) {
 	}
 	if _, err := model.(*TableModel).Score(context.Background(), &table.Table{Schema: direct.Schema, N: 0}); err == nil {
 		t.Error("scoring no rows: no error")
+	}
+}
+
+// unseenRows sends, with ?unseen=anomalous, two held-out rows around one of
+// a colour and one of a kind training never saw: those two come back at
+// energy +Inf (null in the JSON), the least p-value 1/(1 + held-out rows),
+// no prediction, their words by column; the others as scored alone
+// (check).
+func unseenRows(t *testing.T, srv *httptest.Server, header []string, heldOut [][]string, check func(string, int, []ScoredTableRow)) {
+	t.Helper()
+	pink, kindZ := slices.Clone(heldOut[2]), slices.Clone(heldOut[2])
+	pink[slices.Index(header, "colour")], kindZ[slices.Index(header, "kind")] = "pink", "z"
+	body := csvBody(header, [][]string{heldOut[0], pink, kindZ, heldOut[1]})
+	var raw json.RawMessage
+	if code := post(t, srv, "/v1/score?unseen=anomalous", "text/csv", strings.NewReader(body), nil, &raw); code != http.StatusOK {
+		t.Fatalf("?unseen=anomalous: status %d: %s", code, raw)
+	}
+	var answer TableAnswer
+	if err := json.Unmarshal(raw, &answer); err != nil || len(answer.Rows) != 4 {
+		t.Fatalf("?unseen=anomalous: %v, %s", err, raw)
+	}
+	if n := strings.Count(string(raw), `"energy":null`); n != 2 {
+		t.Errorf("%d null energies in %s; want the two unseen rows'", n, raw)
+	}
+	check("?unseen=anomalous", 0, answer.Rows[:1])
+	check("?unseen=anomalous", 1, answer.Rows[3:])
+	least := 1 / float64(1+len(heldOut))
+	for j, want := range []map[string]string{{"colour": "pink"}, {"kind": "z"}} {
+		r := answer.Rows[1+j]
+		if !math.IsInf(r.Energy, 1) || math.Abs(r.PValue-least) > 1e-12 || r.Predicted != "" || r.TargetProbabilities != nil || r.LogDensity != nil || !maps.Equal(r.Unseen, want) {
+			t.Errorf("unseen row %d: %+v; want energy +Inf, p-value %.4g, unseen %v, nothing else", j+1, r, least, want)
+		}
 	}
 }

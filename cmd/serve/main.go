@@ -15,7 +15,8 @@
 // Routes: GET / (a page to upload images), POST /v1/score (multipart
 // image files or one PNG/JPEG body, ?reconstruct=1 adding
 // reconstructions; JSON rows for a train-vectors run; JSON or CSV rows
-// for a train-table run), GET /v1/samples (a PNG of generated images; a
+// for a train-table run, ?unseen=anomalous ranking a row with a category
+// training never saw first instead of refusing it), GET /v1/samples (a PNG of generated images; a
 // train-vectors or train-table run's samples.csv), GET
 // /v1/info, GET /metrics (Prometheus), GET /healthz, GET /readyz. It
 // listens on 127.0.0.1 unless -listen says otherwise, and then asks for a

@@ -26,7 +26,7 @@ func ReadRows(path string, s Schema, o Options) (*Table, error) {
 	}
 	o.Missing = cmp.Or(o.Missing, MissingError)
 	p := rowParser{t: &Table{Name: filepath.Base(path), Schema: s, Other: map[string][]string{}}, source: path, missing: o.Missing,
-		keepUnseen: o.Unseen == UnseenAnomalous, unseenHint: fmt.Sprintf(" (or rank such rows first: Options.Unseen %q)", UnseenAnomalous)}
+		keepUnseen: o.Unseen == UnseenAnomalous, unseenHint: unseenHint}
 	err := vectors.ReadRecords(path, o.SkipRows, func(rec []string, line int) error {
 		if p.header == nil {
 			return p.setHeader(rec)
@@ -46,10 +46,21 @@ func ReadRows(path string, s Schema, o Options) (*Table, error) {
 // trained on schema s, as ReadRows reads a file's: header names the
 // records' fields, every column of s among them; each record is one row,
 // its fields checked as ReadRows checks them, the errors naming source,
-// the row (from 1) and the column. A missing value is an error. Table.Lines
-// holds each row's number.
-func (s Schema) ParseRows(source string, header []string, records [][]string) (*Table, error) {
-	p := rowParser{t: &Table{Name: source, Schema: s, Other: map[string][]string{}}, source: source, missing: MissingError}
+// the row (from 1) and the column. A category training never saw is an
+// error wrapping a *CategoryError (its caller says how to keep such rows)
+// unless o.Unseen keeps the row (Table.Unseen); a missing value is
+// an error (every record is answered: o.Missing MissingDrop is refused).
+// Only o.Unseen and o.Missing are used. Table.Lines holds each row's
+// number.
+func (s Schema) ParseRows(source string, header []string, records [][]string, o Options) (*Table, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	if o.Missing == MissingDrop {
+		return nil, fmt.Errorf("table: %s: Options.Missing %q: each row given is answered, none dropped", source, MissingDrop)
+	}
+	p := rowParser{t: &Table{Name: source, Schema: s, Other: map[string][]string{}}, source: source, missing: MissingError,
+		keepUnseen: o.Unseen == UnseenAnomalous}
 	if err := p.setHeader(header); err != nil {
 		return nil, err
 	}
@@ -67,6 +78,9 @@ func (s Schema) ParseRows(source string, header []string, records [][]string) (*
 	return p.t, nil
 }
 
+// unseenHint is what an unseen category's error adds: how to keep the row.
+var unseenHint = fmt.Sprintf(" (or rank such rows first: Options.Unseen %q)", UnseenAnomalous)
+
 // rowParser parses the rows of ReadRows and ParseRows into t.
 type rowParser struct {
 	t       *Table
@@ -75,7 +89,7 @@ type rowParser struct {
 	// keepUnseen keeps a row with a category training never saw
 	// (Options.Unseen UnseenAnomalous).
 	keepUnseen bool
-	unseenHint string // what an unseen category's error adds
+	unseenHint string // what an unseen category's error adds (ReadRows': the option)
 	header     []string
 	at         []int // each schema column's place in a record
 	other      []int // the records' fields that are not the schema's

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"errors"
 	"maps"
 	"math"
 	"os"
@@ -141,7 +142,7 @@ func TestParseRowsReadsRowsInMemory(t *testing.T) {
 	header := []string{"id", "month", "year", "sex", "body_mass_g", "bill_length_mm", "island", "species"}
 	tab, err := s.ParseRows("the request", header, [][]string{
 		{"a", "Dec", "2009", "male", "4000", "40.5", "Dream", "Gentoo"},
-		{"b", "Mar", " 2007", "female", "3000.5", "38", "Biscoe, north", "Adelie"}})
+		{"b", "Mar", " 2007", "female", "3000.5", "38", "Biscoe, north", "Adelie"}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,24 +158,40 @@ func TestParseRowsReadsRowsInMemory(t *testing.T) {
 		row[column] = value
 		return row
 	}
+	keep := Options{Unseen: UnseenAnomalous}
+	kept, err := s.ParseRows("the request", ordered, [][]string{good, with(0, "Emperor"), with(6, "Smarch")}, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.N != 3 || kept.Unseen[0] != nil || kept.Unseen[1]["species"] != "Emperor" || kept.Unseen[2]["month"] != "Smarch" || len(kept.Unseen[1])+len(kept.Unseen[2]) != 2 ||
+		!slices.Equal(kept.Fields(1), with(0, "Emperor")) || !slices.Equal(kept.Fields(0), good) {
+		t.Errorf("unseen kept: %d rows, unseen %v, fields %q, %q", kept.N, kept.Unseen, kept.Fields(0), kept.Fields(1))
+	}
 	for _, tc := range []struct {
 		name    string
 		header  []string
 		records [][]string
+		o       Options
 		want    string
 	}{
-		{"a column missing", []string{"species", "island"}, [][]string{{"Adelie", "Dream"}}, `lacks the model's columns ["bill_length_mm"`},
-		{"an unseen category", ordered, [][]string{good, with(0, "Emperor")}, `the request, row 2, column 1 (species): table: column "species": category "Emperor" was not in the training rows`},
-		{"a word among numbers", ordered, [][]string{with(2, "forty")}, `the request, row 1, column 3 (bill_length_mm): "forty": want a finite number`},
-		{"a missing value", ordered, [][]string{good, good, with(3, "")}, `the request, row 3, column 4 (body_mass_g): a missing value ""`},
-		{"a short row", ordered, [][]string{good[:6]}, `the request, row 1: 6 fields, want 7`},
-		{"no rows", ordered, nil, "the request: no rows"},
+		{"a column missing", []string{"species", "island"}, [][]string{{"Adelie", "Dream"}}, Options{}, `lacks the model's columns ["bill_length_mm"`},
+		{"an unseen category", ordered, [][]string{good, with(0, "Emperor")}, Options{}, `the request, row 2, column 1 (species): table: column "species": category "Emperor" was not in the training rows (Adelie, Chinstrap, Gentoo)`},
+		{"a word among numbers", ordered, [][]string{with(2, "forty")}, keep, `the request, row 1, column 3 (bill_length_mm): "forty": want a finite number`},
+		{"a missing value", ordered, [][]string{good, good, with(3, "")}, keep, `the request, row 3, column 4 (body_mass_g): a missing value ""`},
+		{"a short row", ordered, [][]string{good[:6]}, Options{}, `the request, row 1: 6 fields, want 7`},
+		{"no rows", ordered, nil, Options{}, "the request: no rows"},
+		{"rows dropped", ordered, [][]string{good}, Options{Missing: MissingDrop}, `the request: Options.Missing "drop": each row given is answered`},
+		{"an unknown policy", ordered, [][]string{good}, Options{Unseen: "skip"}, `Options.Unseen "skip": want "error" or "anomalous"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := s.ParseRows("the request", tc.header, tc.records); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := s.ParseRows("the request", tc.header, tc.records, tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+	_, err = s.ParseRows("the request", ordered, [][]string{with(6, "Smarch")}, Options{})
+	if ce := new(CategoryError); !errors.As(err, &ce) || ce.Column != "month" || ce.Category != "Smarch" || len(ce.Known) != 4 {
+		t.Errorf("an unseen month: %v; want a *CategoryError naming month and Smarch among its 4 known", err)
 	}
 }
 
@@ -242,7 +259,7 @@ func TestRowsAndColumn(t *testing.T) {
 	tab, err := s.ParseRows("rows", s.Header(), [][]string{
 		{"Adelie", "Dream", "40", "4000", "male", "2007", "Mar"},
 		{"Gentoo", "Biscoe", "47.5", "5000", "female", "2009", "Dec"},
-		{"Chinstrap", "Dream", "49", "3700", "male", "2008", "Jan"}})
+		{"Chinstrap", "Dream", "49", "3700", "male", "2008", "Jan"}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -477,9 +477,20 @@ func (s Schema) Code(name, value string) (int, error) {
 		if k := slices.Index(c.Categories, strings.TrimSpace(value)); k >= 0 {
 			return k, nil
 		}
-		return 0, fmt.Errorf("table: column %q: category %q was not in the training rows (%s)", name, value, strings.Join(c.Categories[:min(len(c.Categories), 10)], ", "))
+		return 0, &CategoryError{Column: name, Category: value, Known: c.Categories}
 	}
 	return 0, fmt.Errorf("table: no column %q in the schema", name)
+}
+
+// A CategoryError is Schema.Code's error for a category that its
+// column's training rows never had.
+type CategoryError struct {
+	Column, Category string
+	Known            []string // the column's categories
+}
+
+func (e *CategoryError) Error() string {
+	return fmt.Sprintf("table: column %q: category %q was not in the training rows (%s)", e.Column, e.Category, strings.Join(e.Known[:min(len(e.Known), 10)], ", "))
 }
 
 // Block is a categorical block of an encoded row: a categorical column's
