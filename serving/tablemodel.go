@@ -160,9 +160,9 @@ func (m *TableModel) Score(ctx context.Context, rows *table.Table) ([]ScoredTabl
 		}
 		scored[i] = r
 	}
-	for i, e := range energies {
-		if math.IsInf(e, 1) {
-			scored[i] = ScoredTableRow{Energy: e, PValue: m.model.PValue(e), Unseen: rows.Unseen[i]}
+	for i, unseen := range rows.Unseen {
+		if unseen != nil {
+			scored[i] = ScoredTableRow{Energy: energies[i], PValue: m.model.PValue(energies[i]), Unseen: unseen}
 		}
 	}
 	return scored, nil
