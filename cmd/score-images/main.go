@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"strings"
 
 	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/internal/flagcheck"
@@ -39,9 +38,7 @@ func main() {
 	if flag.NArg() > 0 {
 		log.Fatalf("score-images: unexpected arguments %q", flag.Args())
 	}
-	if classes != "" {
-		o.AnomalousClasses = strings.Split(classes, ",")
-	}
+	o.AnomalousClasses = flagcheck.List(classes)
 	report, ranked, err := lebmrun.Score(o)
 	if err != nil {
 		flags := flagcheck.FlagsOf(&o, flag.CommandLine)

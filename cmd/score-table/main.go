@@ -81,8 +81,6 @@ func parseFlags(args []string) (densityrun.TableScoreOptions, flagcheck.Flags, e
 	if fs.NArg() > 0 {
 		return o, flags, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if anomalies != "" {
-		o.Anomalies = strings.Split(anomalies, ",")
-	}
+	o.Anomalies = flagcheck.List(anomalies)
 	return o, flags, nil
 }

@@ -11,7 +11,7 @@ import (
 // TestParseFlags: the defaults, the anomalies' list, and bad values named
 // by flag — the command's own and the run layer's, explained as flags.
 func TestParseFlags(t *testing.T) {
-	o, _, err := parseFlags([]string{"-run", "runs/t", "-data", "new.csv", "-label", "fraud", "-anomalies", "yes,maybe"})
+	o, _, err := parseFlags([]string{"-run", "runs/t", "-data", "new.csv", "-label", "fraud", "-anomalies", "yes, maybe"})
 	if err != nil {
 		t.Fatal(err)
 	}

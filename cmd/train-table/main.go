@@ -67,7 +67,7 @@ func (c columnFlags) Set(text string) error {
 		opts.Structure = parts[1]
 	}
 	if len(parts) > 2 {
-		opts.Order = strings.Split(parts[2], ",")
+		opts.Order = flagcheck.List(parts[2])
 	}
 	c[name] = opts
 	return nil
@@ -120,13 +120,7 @@ func parseFlags(args []string) (densityrun.TableOptions, flagcheck.Flags, error)
 	); err != nil {
 		return o, flags, err
 	}
-	o.Methods = strings.Split(methods, ",")
-	for i := range o.Methods {
-		o.Methods[i] = strings.TrimSpace(o.Methods[i])
-	}
-	if drop != "" {
-		o.Read.Drop = strings.Split(drop, ",")
-	}
+	o.Methods, o.Read.Drop = flagcheck.List(methods), flagcheck.List(drop)
 	if len(columns) > 0 {
 		o.Read.Columns = columns
 	}

@@ -17,7 +17,7 @@ import (
 // TestParseFlags: the defaults, the column options, and bad values named
 // by flag — the command's own and the run layer's, explained as flags.
 func TestParseFlags(t *testing.T) {
-	o, _, err := parseFlags([]string{"-data", "/x/penguins.csv.gz", "-column", "month=categorical:cyclical:Jan,Feb,Mar", "-column", "year=numeric", "-drop", "id,row", "-missing", "drop"})
+	o, _, err := parseFlags([]string{"-data", "/x/penguins.csv.gz", "-column", "month=categorical:cyclical:Jan, Feb,Mar", "-column", "year=numeric", "-drop", "id, row", "-missing", "drop"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,10 +105,7 @@ func parseFlags(args []string) (densityrun.Options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	o.Methods = strings.Split(methods, ",")
-	for i := range o.Methods {
-		o.Methods[i] = strings.TrimSpace(o.Methods[i])
-	}
+	o.Methods = flagcheck.List(methods)
 	if o.Out == "" {
 		if o.Data == "" {
 			return o, errors.New("flag -data: required (or -out naming a run to resume)")

@@ -185,6 +185,14 @@ func (o Options) Check() error {
 	if o.SpikeShare < 0 || o.SpikeShare > 1 {
 		return fmt.Errorf("table: Options.SpikeShare %g: want a share of the rows in (0, 1]", o.SpikeShare)
 	}
+	for _, c := range []struct {
+		name  string
+		value int
+	}{{"SkipRows", o.SkipRows}, {"MaxCategories", o.MaxCategories}, {"FewValues", o.FewValues}} {
+		if c.value < 0 {
+			return fmt.Errorf("table: Options.%s %d: want 0 or more", c.name, c.value)
+		}
+	}
 	return nil
 }
 
@@ -200,7 +208,14 @@ func Read(path string, o Options) (*Table, error) {
 	if err := vectors.ReadRecords(path, o.SkipRows, r.add); err != nil {
 		return nil, err
 	}
-	if r.header == nil || len(r.rows) == 0 {
+	switch {
+	case r.header == nil:
+		return nil, fmt.Errorf("table: %s: a header and at least one row wanted", path)
+	case len(r.keep) == 0:
+		return nil, fmt.Errorf("table: %s: every column of the header %q dropped (Options.Drop): none left to read", path, r.header)
+	case len(r.rows) == 0 && r.dropped > 0:
+		return nil, fmt.Errorf("table: %s: all %d rows dropped for a missing value (Options.Missing %q): none left", path, r.dropped, MissingDrop)
+	case len(r.rows) == 0:
 		return nil, fmt.Errorf("table: %s: a header and at least one row wanted", path)
 	}
 	t, err := r.table()
@@ -350,6 +365,8 @@ func (r *reader) column(i, j int) (Column, error) {
 	}
 	where := func(k int) string { return fmt.Sprintf("%s, line %d, column %d (%s)", r.path, r.lines[k], j+1, name) }
 	switch {
+	case len(r.rows) == 1:
+		return col, fmt.Errorf("table: %s: one row: nothing to learn from; want a table of many rows", r.path)
 	case len(distinct) == 1:
 		return col, fmt.Errorf("table: %s: the one value %q in all %d rows: nothing to learn; drop the column (Options.Drop)", where(0), r.rows[0][i], len(r.rows))
 	case given.Kind == Numeric && firstWord >= 0:

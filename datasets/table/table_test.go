@@ -116,6 +116,12 @@ func TestReadRefusesBadTables(t *testing.T) {
 		{"a bad Missing", "a,b\n1,x\n2,y\n", Options{Missing: "zero"}, `Options.Missing "zero"`},
 		{"a negative SpikeShare", "a,b\n1,x\n2,y\n", Options{SpikeShare: -0.1}, `Options.SpikeShare -0.1: want a share`},
 		{"a SpikeShare over 1", "a,b\n1,x\n2,y\n", Options{SpikeShare: 1.5}, `Options.SpikeShare 1.5`},
+		{"a negative SkipRows", "a,b\n1,x\n2,y\n", Options{SkipRows: -2}, `Options.SkipRows -2: want 0 or more`},
+		{"a negative MaxCategories", "a,b\n1,x\n2,y\n", Options{MaxCategories: -1}, `Options.MaxCategories -1`},
+		{"a negative FewValues", "a,b\n1,x\n2,y\n", Options{FewValues: -3}, `Options.FewValues -3`},
+		{"every column dropped", "a,b\n1,x\n2,y\n", Options{Drop: []string{"a", "b"}}, `every column of the header ["a" "b"] dropped`},
+		{"every row dropped", "a,b\n1,\nNA,y\n", Options{Missing: MissingDrop}, `all 2 rows dropped for a missing value`},
+		{"one row", "a,b\n1,x\n", Options{}, `one row: nothing to learn from`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeFile(t, "t.csv", tc.text)

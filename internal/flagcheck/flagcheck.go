@@ -199,3 +199,16 @@ type explained struct {
 
 func (e *explained) Error() string { return e.msg }
 func (e *explained) Unwrap() error { return e.err }
+
+// List is a comma-separated flag value's items, each without the spaces
+// around it ("a, b" is a and b, as a user means it); nil for "".
+func List(text string) []string {
+	if text == "" {
+		return nil
+	}
+	items := strings.Split(text, ",")
+	for i := range items {
+		items[i] = strings.TrimSpace(items[i])
+	}
+	return items
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -140,5 +141,23 @@ func TestFlagsOf(t *testing.T) {
 	want := Flags{"Epochs": "epochs", "Run": "run", "Out": "out", "Read.Label": "label-column", "Read.SkipRows": "skip-rows"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("FlagsOf: %v, want %v", got, want)
+	}
+}
+
+// TestListTrimsItems: a comma-separated value's items as a user means
+// them, spaces around them dropped; nothing for an empty value.
+func TestListTrimsItems(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"", nil},
+		{"a", []string{"a"}},
+		{"yes, fraud", []string{"yes", "fraud"}},
+		{" id ,name,  ", []string{"id", "name", ""}},
+	} {
+		if got := List(tc.text); !slices.Equal(got, tc.want) || (got == nil) != (tc.want == nil) {
+			t.Errorf("List(%q) = %q, want %q", tc.text, got, tc.want)
+		}
 	}
 }
