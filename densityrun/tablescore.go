@@ -198,8 +198,10 @@ func ScoreTable(o TableScoreOptions) (TableScoreReport, error) {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return r, fmt.Errorf("Options.Out: %w", err)
 	}
-	if r.ColumnFits, err = model.ColumnFits(firstRows(encoded, model.Width(), seen, fitRows)); err != nil {
-		return r, fmt.Errorf("the columns' conditionals: %w", err)
+	if len(seen) > 0 { // else every row has an unseen category: no conditional to fit
+		if r.ColumnFits, err = model.ColumnFits(firstRows(encoded, model.Width(), seen, fitRows)); err != nil {
+			return r, fmt.Errorf("the columns' conditionals: %w", err)
+		}
 	}
 	header, rows := model.scoredRows(tab, encoded, energies, probs, &r)
 	if o.Label != "" && !slices.Contains(rec.Schema.Header(), o.Label) {

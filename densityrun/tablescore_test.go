@@ -173,7 +173,8 @@ func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 // log-density nor prediction, their own word and "kind=d" in the last
 // column; every held-out row keeps train-table's energy; labelled as the
 // anomalies they give an AUPRC of 1; and the columns' fits are those of
-// the held-out rows alone (the unseen rows, first in the file, left out).
+// the held-out rows alone (the unseen rows, first in the file, left out);
+// a file of one unseen row is scored, with no fit.
 func checkUnseenRanksFirst(t *testing.T, run string, test []int, lines [][]string, trained map[string]float64) {
 	t.Helper()
 	var withUnseen, alone strings.Builder
@@ -209,6 +210,9 @@ func checkUnseenRanksFirst(t *testing.T, run string, test []int, lines [][]strin
 	}
 	if ref := score("alone.csv", alone.String()); !reflect.DeepEqual(r.ColumnFits, ref.ColumnFits) {
 		t.Errorf("column fits %+v, want the held-out rows' alone %+v", r.ColumnFits, ref.ColumnFits)
+	}
+	if only := score("only-unseen.csv", "size,kind,odd\n0.5,d,yes\n"); only.Unseen != 1 || only.ColumnFits != nil {
+		t.Errorf("a file of one unseen row: unseen %d, column fits %+v; want 1 and none", only.Unseen, only.ColumnFits)
 	}
 	scored := testutil.ReadCSV(t, filepath.Join(r.Out, ScoresFile))
 	if got := strings.Join(scored[0], ","); got != "rank,line,energy,p_value,predicted_kind,predicted_probability,size,kind,unseen,odd" {

@@ -321,6 +321,7 @@ func decodeTableCSV(body io.Reader) (header []string, records [][]string, err er
 		return nil, nil, err
 	}
 	cr := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))))
+	cr.TrimLeadingSpace = true // as score-table reads a file (vectors.ReadRecords)
 	all, err := cr.ReadAll()
 	if err != nil {
 		return nil, nil, refused(http.StatusBadRequest, "malformed CSV: %v", err)
