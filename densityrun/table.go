@@ -522,15 +522,7 @@ func tableLogLikelihood(b backends.Backend, model *density.Model, cfg density.Co
 	aisCfg := o.AIS
 	aisCfg.Seed, aisCfg.Stop, aisCfg.Progress = cmp.Or(aisCfg.Seed, o.Seed), o.Stop, cfg.Method+": AIS temperatures"
 	if aisCfg.Categories == nil {
-		at := layout.Numeric
-		for _, k := range layout.Categories {
-			shares := make([]float64, k)
-			for i := range len(train) / width {
-				shares[slices.Index(train[i*width+at:i*width+at+k], 1)]++
-			}
-			aisCfg.Categories = append(aisCfg.Categories, shares)
-			at += k
-		}
+		aisCfg.Categories = categoryShares(layout, train)
 	}
 	fmt.Printf("%s: measuring: held-out log-likelihood by AIS over mixed rows\n", cfg.Method)
 	ais, err := sampling.MixedAIS(b, model.Context(), func(ctx *context.Context) losses.EnergyFn { return density.AveragedEnergy(ctx, cfg) }, layout, aisCfg)
@@ -562,6 +554,24 @@ func tableLogLikelihood(b backends.Backend, model *density.Model, cfg density.Co
 // others densities).
 func (rec tableRecord) logLikelihood(row []float32, e, logZ float64) float64 {
 	return -e - logZ + rec.Schema.LogJacobian(row, rec.Standardizer)
+}
+
+// categoryShares is each categorical column's category shares among the
+// encoded rows: probabilities, as MixedAIS's base takes them (it floors
+// each at 10⁻³, so a category no training row has keeps a little mass).
+func categoryShares(layout sampling.MixedLayout, rows []float32) [][]float64 {
+	width := layout.Width()
+	at, n := layout.Numeric, len(rows)/width
+	var out [][]float64
+	for _, k := range layout.Categories {
+		shares := make([]float64, k)
+		for i := range n {
+			shares[slices.Index(rows[i*width+at:i*width+at+k], 1)] += 1 / float64(n)
+		}
+		out = append(out, shares)
+		at += k
+	}
+	return out
 }
 
 // mixedLayout is the schema's encoded rows as the mixed samplers see

@@ -546,3 +546,26 @@ func TestOverfittingWarnsPastBothBars(t *testing.T) {
 		}
 	}
 }
+
+// TestCategoryShares: the AIS base's category probabilities are the
+// training rows' shares, counted here by hand on four rows of a number and
+// columns of 2 and 3 categories (one category in no row): each column
+// sums to 1, as MixedAIS's floor of 10⁻³ assumes.
+func TestCategoryShares(t *testing.T) {
+	layout := sampling.MixedLayout{Numeric: 1, Categories: []int{2, 3}}
+	rows := []float32{
+		0.5, 1, 0, 0, 0, 1,
+		-1, 0, 1, 1, 0, 0,
+		2, 1, 0, 0, 0, 1,
+		0, 1, 0, 0, 0, 1,
+	}
+	want := [][]float64{{0.75, 0.25}, {0.25, 0, 0.75}}
+	got := categoryShares(layout, rows)
+	for j := range want {
+		for c := range want[j] {
+			if len(got) != 2 || math.Abs(got[j][c]-want[j][c]) > 1e-12 {
+				t.Fatalf("shares %v, want %v", got, want)
+			}
+		}
+	}
+}
