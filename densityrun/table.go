@@ -233,7 +233,7 @@ func TrainTable(o TableOptions) ([]TableResults, error) {
 	if len(encoded) != tab.N*width {
 		return nil, fmt.Errorf("%s: rows of %d values encoded for a record of %d", o.Out, len(encoded)/max(tab.N, 1), width)
 	}
-	train, test := rowsOf(encoded, width, rec.Train), rowsOf(encoded, width, rec.Test)
+	split := tableSplit{trainRows: tab.Rows(rec.Train), testRows: tab.Rows(rec.Test), train: rowsOf(encoded, width, rec.Train), test: rowsOf(encoded, width, rec.Test)}
 	var note string
 	if o.Batch, note, err = fitBatch(o.Batch, len(rec.Train)); err != nil {
 		return nil, fmt.Errorf("Options.Batch: %w", err)
@@ -253,10 +253,9 @@ func TrainTable(o TableOptions) ([]TableResults, error) {
 	}
 	summary := tab.Summary()
 	fmt.Print(summary)
-	trainRows := tab.Rows(rec.Train)
 	var all []TableResults
 	for _, cfg := range configs {
-		r, err := runTableMethod(b, cfg, rec, trainRows, train, test, o)
+		r, err := runTableMethod(b, cfg, rec, split, o)
 		if err != nil {
 			return nil, fmt.Errorf("method %s: %w", cfg.Method, err)
 		}
@@ -374,6 +373,13 @@ func (n tableNoise) String() string {
 	return fmt.Sprintf("med: the numbers' noise variance toy_ed_t = %.4g: σ = %d × %.4g, the median distance between neighbouring training rows%s (-set toy_ed_t=… to choose)", n.T, NoiseGaps, n.Gap, capped)
 }
 
+// tableSplit is a run's rows as its methods use them: the training and
+// held-out rows as read (their lines and values) and as encoded.
+type tableSplit struct {
+	trainRows, testRows *table.Table
+	train, test         []float32
+}
+
 // rowsOf is the encoded rows of indices.
 func rowsOf(encoded []float32, width int, indices []int) []float32 {
 	out := make([]float32, 0, len(indices)*width)
@@ -385,7 +391,7 @@ func rowsOf(encoded []float32, width int, indices []int) []float32 {
 
 // runTableMethod trains one method (resuming its checkpoint), then
 // measures it and writes its rows.
-func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, trainRows *table.Table, train, test []float32, o TableOptions) (TableResults, error) {
+func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, split tableSplit, o TableOptions) (TableResults, error) {
 	folder := methodFolder(o.Out, cfg.Method)
 	if err := os.MkdirAll(folder.Dir, 0o755); err != nil {
 		return TableResults{}, err
@@ -394,14 +400,14 @@ func runTableMethod(b backends.Backend, cfg density.Config, rec tableRecord, tra
 	if err != nil {
 		return TableResults{}, err
 	}
-	spread := slices.Clone(train)
+	spread := slices.Clone(split.train)
 	rec.Schema.SpreadSpikes(spread, uint64(o.Seed))
 	trained, err := train1(model, cfg.Method, spread, rec.Schema.Width(), schedule{o.Steps, o.Batch, o.CheckpointEvery, o.Seed, o.Stop}, folder)
 	if err != nil {
 		return TableResults{}, err
 	}
 	start := time.Now()
-	r, err := measureTable(b, model, cfg, rec, trainRows, train, test, o)
+	r, err := measureTable(b, model, cfg, rec, split, o)
 	if err != nil {
 		return r, err
 	}
@@ -436,7 +442,8 @@ func (r TableResults) Overfitting() string {
 // measureTable computes the energies, the target's classification, the
 // synthetic rows (compared with the training rows, trainRows, column by
 // column) and the ranked held-out rows.
-func measureTable(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, trainRows *table.Table, train, test []float32, o TableOptions) (TableResults, error) {
+func measureTable(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, split tableSplit, o TableOptions) (TableResults, error) {
+	train, test := split.train, split.test
 	width := rec.Schema.Width()
 	r := TableResults{Method: cfg.Method, Step: model.Step()}
 	energies, err := model.Energies(slices.Concat(test, train), width)
@@ -460,7 +467,7 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 		}
 	}
 	folder := filepath.Join(o.Out, cfg.Method)
-	if err := writeScores(filepath.Join(folder, ScoresFile), rec, test, testE); err != nil {
+	if err := writeScores(filepath.Join(folder, ScoresFile), split.testRows, testE); err != nil {
 		return r, err
 	}
 	samples, err := sampleRows(b, model, cfg, rec, train, o, &r)
@@ -482,7 +489,7 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 		fmt.Printf("%s: warning: the synthetic rows are not compared with the training rows: %v\n", cfg.Method, err)
 		return r, nil
 	}
-	if r.Columns, err = columnShapes(trainRows, synthetic, folder); err != nil {
+	if r.Columns, err = columnShapes(split.trainRows, synthetic, folder); err != nil {
 		return r, err
 	}
 	for _, c := range r.Columns {
@@ -744,14 +751,12 @@ func writeRows(path string, rec tableRecord, encoded []float32) error {
 }
 
 // writeScores writes the held-out rows ranked by energy, highest (least
-// typical) first: rank, the file's row number, energy, then the row.
-func writeScores(path string, rec tableRecord, test []float32, energies []float64) error {
-	rows, err := rec.Schema.Decode(test, rec.Standardizer)
-	if err != nil {
-		return err
-	}
+// typical) first: rank, the row's line in the file, energy, then the row
+// as read (score-table's layout).
+func writeScores(path string, heldOut *table.Table, energies []float64) error {
+	rows := make([][]string, heldOut.N)
 	for i := range rows {
-		rows[i] = append([]string{strconv.Itoa(rec.Test[i] + 1)}, rows[i]...)
+		rows[i] = append([]string{strconv.Itoa(heldOut.Lines[i])}, heldOut.Fields(i)...)
 	}
-	return writeRanked(path, append([]string{"rank", "row", "energy"}, rec.Schema.Header()...), rows, energies)
+	return writeRanked(path, append([]string{"rank", "line", "energy"}, heldOut.Schema.Header()...), rows, energies)
 }

@@ -228,8 +228,22 @@ func TestTrainTableClassifiesSamplesAndResumes(t *testing.T) {
 		t.Errorf("report.html lacks the classification, the loss curve or the held-out log-likelihood")
 	}
 	rows := testutil.ReadCSV(t, filepath.Join(out, "med", ScoresFile))
-	if len(rows) != len(rec.Test)+1 || strings.Join(rows[0], ",") != "rank,row,energy,size,kind" {
+	if len(rows) != len(rec.Test)+1 || strings.Join(rows[0], ",") != "rank,line,energy,size,kind" {
 		t.Fatalf("scores: %d rows, header %v", len(rows), rows[0])
+	}
+	file := testutil.ReadCSV(t, data) // file[k] is line k+1
+	heldOut := map[int]bool{}
+	for _, i := range rec.Test {
+		heldOut[i+2] = true // no row dropped: data row i is on line i+2
+	}
+	for _, row := range rows[1:] {
+		line, _ := strconv.Atoi(row[1])
+		size, _ := strconv.ParseFloat(row[3], 64)
+		read, _ := strconv.ParseFloat(file[line-1][0], 64) // the value as read, not through float32
+		if !heldOut[line] || size != read || row[4] != file[line-1][1] {
+			t.Fatalf("scores row %q: line %d held out %v, the file's line %q", row, line, heldOut[line], file[min(max(line-1, 0), len(file)-1)])
+		}
+		delete(heldOut, line)
 	}
 	for i := 2; i < len(rows); i++ {
 		prev, _ := strconv.ParseFloat(rows[i-1][2], 64)

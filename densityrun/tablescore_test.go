@@ -95,7 +95,7 @@ func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 	if len(r.ColumnFits) != 2 || r.ColumnFits[0].Column != "size" || len(r.ColumnFits[0].Deciles) != 10 || r.ColumnFits[1].Column != "kind" {
 		t.Errorf("column fits %+v, want size's and kind's", r.ColumnFits)
 	}
-	trained := map[string]float64{} // train-table's held-out energies by row
+	trained := map[string]float64{} // train-table's held-out energies by line
 	for _, row := range testutil.ReadCSV(t, filepath.Join(run, "med", ScoresFile))[1:] {
 		trained[row[1]], _ = strconv.ParseFloat(row[2], 64)
 	}
@@ -124,9 +124,9 @@ func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 		}
 		anomalous = append(anomalous, row[8] == "yes")
 		if line-2 < len(rec.Test) {
-			want := trained[strconv.Itoa(rec.Test[line-2]+1)]
+			want := trained[strconv.Itoa(rec.Test[line-2]+2)] // data row i on line i+2
 			if math.Abs(e-want) > 1e-5*(1+math.Abs(want)) {
-				t.Errorf("line %d (data row %d): energy %v, train-table's %v", line, rec.Test[line-2]+1, e, want)
+				t.Errorf("line %d (data line %d): energy %v, train-table's %v", line, rec.Test[line-2]+2, e, want)
 			}
 		}
 	}
@@ -168,8 +168,8 @@ func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 
 // checkUnseenRanksFirst scores, with table.UnseenAnomalous, four rows of
 // a kind training never saw ahead of the run's held-out rows (test: their
-// indices in the data file's lines; trained: train-table's energies by data
-// row): the four come first with energy +Inf, the least p-value, no
+// indices among the data file's rows; trained: train-table's energies by
+// the file's line): the four come first with energy +Inf, the least p-value, no
 // log-density nor prediction, their own word and "kind=d" in the last
 // column; every held-out row keeps train-table's energy; labelled as the
 // anomalies they give an AUPRC of 1; and the columns' fits are those of
@@ -228,7 +228,7 @@ func checkUnseenRanksFirst(t *testing.T, run string, test []int, lines [][]strin
 			continue
 		}
 		e, _ := strconv.ParseFloat(row[2], 64)
-		if want := trained[strconv.Itoa(test[line-6]+1)]; math.Abs(e-want) > 1e-5*(1+math.Abs(want)) || row[8] != "" {
+		if want := trained[strconv.Itoa(test[line-6]+2)]; math.Abs(e-want) > 1e-5*(1+math.Abs(want)) || row[8] != "" {
 			t.Errorf("line %d: energy %v (unseen %q), train-table's %v", line, e, row[8], want)
 		}
 	}
