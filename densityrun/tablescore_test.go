@@ -154,6 +154,7 @@ func TestScoreTableRanksNewRowsAsTraining(t *testing.T) {
 		{"size,kind,odd\n0.5,a,no\n", TableScoreOptions{Label: "odd", Anomalies: []string{"yes"}}, "0 of the 1 rows"},
 		{"size,kind\n0.5,a\n", TableScoreOptions{Label: "odd"}, "Anomalies: required"},
 		{"size,kind\n0.5,a\n", TableScoreOptions{Method: "ed"}, `Method "ed"`},
+		{"size,kind\n0.5,a\n-1e300,b\n", TableScoreOptions{}, `bad.csv, line 3, column "size": -1e+300 is`},
 	} {
 		p := filepath.Join(t.TempDir(), "bad.csv")
 		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {

@@ -132,7 +132,7 @@ type TableAnswer struct {
 func (m *TableModel) Score(ctx context.Context, rows *table.Table) ([]ScoredTableRow, error) {
 	encoded, err := m.model.Encode(rows)
 	if err != nil {
-		return nil, err
+		return nil, refused(http.StatusUnprocessableEntity, "%v", err)
 	}
 	out, err := m.scores.Do(ctx, encoded, rows.N)
 	if err != nil {

@@ -194,6 +194,7 @@ func TestServiceScoresTableRows(t *testing.T) {
 		{"a word among numbers", "text/csv", "size,kind,colour\nbig,b,green\n", http.StatusUnprocessableEntity, `row 1, column 1 (size): "big": want a finite number`},
 		{"a missing column", "application/json", `{"rows": [{"size": 1.2, "kind": "b"}]}`, http.StatusUnprocessableEntity, `row 1 lacks the column "colour"`},
 		{"a missing column in CSV", "text/csv", "size,kind\n1.2,b\n", http.StatusUnprocessableEntity, `lacks the model's columns ["colour"]`},
+		{"a sentinel far past the rows", "text/csv", "size,kind,colour\n1,b,green\n9.9e99,b,green\n", http.StatusUnprocessableEntity, `the request, row 2, column "size": 9.9e+99 is`},
 		{"spaces after the commas", "text/csv", "size, kind, colour\n1.2, b, pink\n", http.StatusUnprocessableEntity, `category "pink"`},
 		{"null", "application/json", `{"rows": [{"size": null, "kind": "b", "colour": "green"}]}`, http.StatusUnprocessableEntity, `row 1, column "size": null`},
 		{"a boolean", "application/json", `{"rows": [{"size": 1, "kind": true, "colour": "green"}]}`, http.StatusUnprocessableEntity, `row 1, column "kind": true: want a string or a number`},

@@ -59,7 +59,7 @@ func (s Schema) ParseRows(source string, header []string, records [][]string, o 
 	if o.Missing == MissingDrop {
 		return nil, fmt.Errorf("table: %s: Options.Missing %q: each row given is answered, none dropped", source, MissingDrop)
 	}
-	p := rowParser{t: &Table{Name: source, Schema: s, Other: map[string][]string{}}, source: source, missing: MissingError,
+	p := rowParser{t: &Table{Name: source, Schema: s, Other: map[string][]string{}, rowWord: "row"}, source: source, missing: MissingError,
 		keepUnseen: o.Unseen == UnseenAnomalous}
 	if err := p.setHeader(header); err != nil {
 		return nil, err
@@ -242,6 +242,7 @@ func (t *Table) Rows(indices []int) *Table {
 		if t.Lines != nil {
 			out.Lines = append(out.Lines, t.Lines[i])
 		}
+		out.rowWord = t.rowWord
 		if t.Unseen != nil {
 			out.Unseen = append(out.Unseen, t.Unseen[i])
 		}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/edlebm/edlebm/datasets/vectors"
 )
 
 // penguinSchema is the schema Read infers from the penguins table.
@@ -280,5 +282,51 @@ func TestRowsAndColumn(t *testing.T) {
 				t.Errorf("column %s, row %d: %q, the row's field %q", col.Name, i+1, got, want)
 			}
 		}
+	}
+}
+
+// TestEncodeRefusesNumbersFarPastTheRows: with bill length standardised as
+// N(40, 2²), body mass as N(4000, 500²) and the year as N(2008, 1), a bill 10⁶ deviations out
+// (2,000,040 mm) encodes and one just past it does not, nor a sentinel of
+// 9.9e99 g; the errors name the file's line or the request's row, and the
+// column.
+func TestEncodeRefusesNumbersFarPastTheRows(t *testing.T) {
+	s := penguinSchema(t)
+	z := vectors.Standardizer{Mean: []float64{40, 4000, 2008}, Std: []float64{2, 500, 1}}
+	header := s.Header() // species, island, bill_length_mm, body_mass_g, sex, year, month
+	row := func(bill, mass string) []string {
+		return []string{"Adelie", "Dream", bill, mass, "male", "2007", "Mar"}
+	}
+	for _, tc := range []struct {
+		name    string
+		records [][]string
+		want    string // "" for none
+	}{
+		{"at the bound", [][]string{row("40", "4000"), row("2000040", "4000")}, ""},
+		{"past it", [][]string{row("40", "4000"), row("2000042", "4000")}, `the request, row 2, column "bill_length_mm": 2.000042e+06 is 1e+06 standard deviations`},
+		{"a sentinel", [][]string{row("40", "9.9e99")}, `the request, row 1, column "body_mass_g": 9.9e+99`},
+	} {
+		tab, err := s.ParseRows("the request", header, tc.records, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tab.Encode(z)
+		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "new.csv")
+	if err := os.WriteFile(p, []byte(strings.Join(header, ",")+"\n"+strings.Join(row("40", "4000"), ",")+"\n"+strings.Join(row("-1e300", "4000"), ",")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := ReadRows(p, s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tab.Encode(z); err == nil || !strings.Contains(err.Error(), `new.csv, line 3, column "bill_length_mm": -1e+300`) {
+		t.Errorf("a file's row: %v", err)
+	}
+	if _, err := tab.Rows([]int{1}).Encode(z); err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("the row picked: %v, want it named by its line", err)
 	}
 }

@@ -164,6 +164,9 @@ type Table struct {
 	Unseen []map[string]string
 	// few lists the numeric columns of integers with few distinct values.
 	few []string
+	// rowWord is what Lines count: "line" (a file's, the default) or
+	// "row" (ParseRows').
+	rowWord string
 }
 
 // missingWords are a missing value's spellings (and the empty field).
@@ -562,9 +565,27 @@ func (s Schema) Width() int {
 	return w
 }
 
+// place names row i for an error: its line in the file ("row" and its
+// number for ParseRows' rows), or its place among t's rows.
+func (t *Table) place(i int) string {
+	if t.Lines == nil {
+		return fmt.Sprintf("row %d", i+1)
+	}
+	return fmt.Sprintf("%s %d", cmp.Or(t.rowWord, "line"), t.Lines[i])
+}
+
+// MaxDeviations bounds a number's distance from the training rows' mean,
+// in their standard deviations, that Encode takes: a model's float32
+// arithmetic overflows (an energy of NaN) not far past 10³⁰, and a value
+// a million deviations out is more often a sentinel (9.9e99 for "none")
+// than a measurement.
+const MaxDeviations = 1e6
+
 // Encode returns the rows as a model takes them, N × Width values in the
 // schema's kinds: numeric columns first, standardised by z (fitted on the
-// numeric columns, vectors.Fit of NumericSet), then the one-hot Blocks.
+// numeric columns, vectors.Fit of NumericSet), then the one-hot Blocks. A
+// number more than MaxDeviations from its column's mean is an error
+// naming its row and column.
 func (t *Table) Encode(z vectors.Standardizer) ([]float32, error) {
 	numeric := t.Schema.numericColumns()
 	if err := z.Check(len(numeric)); err != nil {
@@ -578,7 +599,12 @@ func (t *Table) Encode(z vectors.Standardizer) ([]float32, error) {
 		row := out[i*width : (i+1)*width]
 		numbers := t.Numbers[i*len(numeric) : (i+1)*len(numeric)]
 		for j, v := range numbers {
-			row[j] = float32((v - z.Mean[j]) / z.Std[j])
+			d := (v - z.Mean[j]) / z.Std[j]
+			if !(math.Abs(d) <= MaxDeviations) {
+				return nil, fmt.Errorf("table: %s, %s, column %q: %g is %.3g standard deviations from the training rows' mean (%g): more than the %g a model scores; a sentinel for a missing value?",
+					t.Name, t.place(i), t.Schema.Columns[numeric[j]].Name, v, d, z.Mean[j], float64(MaxDeviations))
+			}
+			row[j] = float32(d)
 		}
 		for c, b := range blocks[:categorical] {
 			row[b.At+t.Codes[i*categorical+c]] = 1
