@@ -104,6 +104,8 @@ func (p *rowParser) setHeader(header []string) error {
 		j := slices.Index(header, c.Name)
 		if j < 0 {
 			missing = append(missing, c.Name)
+		} else if k := slices.Index(header[j+1:], c.Name); k >= 0 {
+			return fmt.Errorf("table: %s: the header names the model's column %q twice (columns %d and %d): which is it?", p.source, c.Name, j+1, j+k+2)
 		}
 		p.at = append(p.at, j)
 	}

@@ -177,6 +177,7 @@ func TestParseRowsReadsRowsInMemory(t *testing.T) {
 		want    string
 	}{
 		{"a column missing", []string{"species", "island"}, [][]string{{"Adelie", "Dream"}}, Options{}, `lacks the model's columns ["bill_length_mm"`},
+		{"a column twice", append(slices.Clone(ordered), "island"), [][]string{append(slices.Clone(good), "Biscoe")}, Options{}, `names the model's column "island" twice (columns 2 and 8)`},
 		{"an unseen category", ordered, [][]string{good, with(0, "Emperor")}, Options{}, `the request, row 2, column 1 (species): table: column "species": category "Emperor" was not in the training rows (Adelie, Chinstrap, Gentoo)`},
 		{"a word among numbers", ordered, [][]string{with(2, "forty")}, keep, `the request, row 1, column 3 (bill_length_mm): "forty": want a finite number`},
 		{"a missing value", ordered, [][]string{good, good, with(3, "")}, keep, `the request, row 3, column 4 (body_mass_g): a missing value ""`},
