@@ -1,9 +1,11 @@
 package serving
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/edlebm/edlebm/densityrun"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -19,6 +21,8 @@ type metrics struct {
 	batchSeconds *prometheus.HistogramVec // by operation and compiled size
 	images       *prometheus.CounterVec   // by operation
 	errors       *prometheus.CounterVec   // by kind
+	tableRows    *prometheus.CounterVec   // by outcome: scored, flagged, unseen
+	unseen       *prometheus.CounterVec   // table rows' unseen categories, by column
 }
 
 func newMetrics() *metrics {
@@ -38,10 +42,31 @@ func newMetrics() *metrics {
 			Help: "Images computed, by operation."}, []string{"op"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edlebm_errors_total",
 			Help: "Requests refused or failed, by kind: auth, decode, limit, model, overload."}, []string{"kind"}),
+		tableRows: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edlebm_table_rows_total",
+			Help: fmt.Sprintf("Table rows answered, by outcome: scored (every row), flagged (p-value at most %g), unseen (a category training never saw).", densityrun.FlagLevel)}, []string{"outcome"}),
+		unseen: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edlebm_table_unseen_categories_total",
+			Help: "Categories training never saw in the table rows answered (?unseen=anomalous), by column."}, []string{"column"}),
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.inFlight, m.batchRows, m.batchSeconds, m.images, m.errors,
+	m.registry.MustRegister(m.requests, m.latency, m.inFlight, m.batchRows, m.batchSeconds, m.images, m.errors, m.tableRows, m.unseen,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// observeTableRows counts a table answer's rows by outcome (a drift the
+// p-values and unseen categories show before anyone reads the answers).
+func (m *metrics) observeTableRows(a TableAnswer) {
+	for _, r := range a.Rows {
+		m.tableRows.WithLabelValues("scored").Inc()
+		if r.PValue <= densityrun.FlagLevel {
+			m.tableRows.WithLabelValues("flagged").Inc()
+		}
+		if r.Unseen != nil {
+			m.tableRows.WithLabelValues("unseen").Inc()
+		}
+		for column := range r.Unseen {
+			m.unseen.WithLabelValues(column).Inc()
+		}
+	}
 }
 
 // observeBatch records one batch of the model.

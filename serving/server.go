@@ -316,6 +316,9 @@ func (s *server) score(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.failed(w, r, err)
 	default:
+		if a, ok := answer.(TableAnswer); ok {
+			s.met.observeTableRows(a)
+		}
 		writeJSON(w, http.StatusOK, answer)
 	}
 }

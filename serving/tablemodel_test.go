@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -182,6 +183,23 @@ func TestServiceScoresTableRows(t *testing.T) {
 	}
 	check("JSON", 0, answer.Rows)
 	unseenRows(t, srv, header, heldOut, check)
+	// Every row so far counted once by outcome: the held-out rows, the four
+	// JSON ones, the four of unseenRows (two unseen, one colour, one kind).
+	metrics := getBody(t, srv, "/metrics")
+	for _, want := range []string{
+		fmt.Sprintf(`edlebm_table_rows_total{outcome="scored"} %d`, len(heldOut)+8),
+		`edlebm_table_rows_total{outcome="unseen"} 2`,
+		`edlebm_table_unseen_categories_total{column="colour"} 1`,
+		`edlebm_table_unseen_categories_total{column="kind"} 1`,
+	} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	_, after, _ := strings.Cut(metrics, `edlebm_table_rows_total{outcome="flagged"} `)
+	if flagged, err := strconv.Atoi(strings.Fields(after + " x")[0]); err != nil || flagged < 2 || flagged > len(heldOut)+8 {
+		t.Errorf("/metrics: %d rows flagged (%v); want the two unseen rows at p = 1/121 at least", flagged, err)
+	}
 
 	good := `{"rows": [{"size": 1.2, "kind": "b", "colour": "green"}]}`
 	cases := []struct {
@@ -274,4 +292,19 @@ func unseenRows(t *testing.T, srv *httptest.Server, header []string, heldOut [][
 			t.Errorf("unseen row %d: %+v; want energy +Inf, p-value %.4g, unseen %v, nothing else", j+1, r, least, want)
 		}
 	}
+}
+
+// getBody is the body of a GET of path.
+func getBody(t *testing.T, srv *httptest.Server, path string) string {
+	t.Helper()
+	resp, err := srv.Client().Get(srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }
