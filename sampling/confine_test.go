@@ -20,31 +20,7 @@ import (
 // x | at ~ N(0, 1). 4,000 chains from x = ½, off.
 func TestConfinedSweepsSampleTheRestrictedLaw(t *testing.T) {
 	const chains = 4000
-	layout := MixedLayout{Numeric: 1, Categories: []int{2}}
-	leaky := func(row *Node) *Node {
-		g := row.Graph() // values picked by products, not slices (SimpleGo has no Pad, a slice's gradient)
-		value := func(i int) *Node {
-			pick := [][]float64{{0}, {0}, {0}}
-			pick[i][0] = 1
-			return MatMul(row, Const(g, pick))
-		}
-		x, off, at := value(0), value(1), value(2)
-		return Reshape(Add(Mul(off, Neg(x)), Mul(at, DivScalar(Square(x), 2))), -1)
-	}
-	energy := Confine(leaky, Box{Lo: []float64{0}, Hi: []float64{1}, FreeAt: []int{2}})
-	ctx := context.New()
-	if err := ctx.SetRNGStateFromSeed(9); err != nil {
-		t.Fatal(err)
-	}
-	exec := context.MustNewExec(testutil.Backend(), ctx, func(ctx *context.Context, x0 *Node) []*Node {
-		x, acc := MixedSweeps(ctx, energy, x0, layout, Scalar(x0.Graph(), x0.DType(), 0.8), 40, 3)
-		return []*Node{x, acc}
-	})
-	start := make([]float64, chains*3)
-	for i := range chains {
-		start[i*3], start[i*3+1] = 0.5, 1
-	}
-	rows := tensors.MustCopyFlatData[float64](exec.MustExec(tensors.FromFlatDataAndDimensions(start, chains, 3))[0])
+	rows := confinedChains(t, Box{Lo: []float64{0}, Hi: []float64{1}, FreeAt: []int{2}}, chains)
 	var atN, offN, offSum, offSq, atSum, atSq float64
 	for i := range chains {
 		x, at := rows[i*3], rows[i*3+2]
@@ -72,5 +48,74 @@ func TestConfinedSweepsSampleTheRestrictedLaw(t *testing.T) {
 	}
 	if m, v := atSum/atN, atSq/atN-(atSum/atN)*(atSum/atN); math.Abs(m) > 4.5/math.Sqrt(atN) || math.Abs(v-1) > 4.5*math.Sqrt(2/atN) {
 		t.Errorf("x | at: mean %.3f, variance %.3f over %v chains; want 0 and 1", m, v, atN)
+	}
+}
+
+// leakyEnergy is E(x, off) = −x, E(x, at) = x²/2 on rows (x, off, at).
+func leakyEnergy(row *Node) *Node {
+	g := row.Graph() // values picked by products, not slices (SimpleGo has no Pad, a slice's gradient)
+	value := func(i int) *Node {
+		pick := [][]float64{{0}, {0}, {0}}
+		pick[i][0] = 1
+		return MatMul(row, Const(g, pick))
+	}
+	x, off, at := value(0), value(1), value(2)
+	return Reshape(Add(Mul(off, Neg(x)), Mul(at, DivScalar(Square(x), 2))), -1)
+}
+
+// confinedChains runs the mixed sampler on leakyEnergy confined to box, 40
+// sweeps of chains from x = ½, off, and returns the rows.
+func confinedChains(t *testing.T, box Box, chains int) []float64 {
+	t.Helper()
+	layout := MixedLayout{Numeric: 1, Categories: []int{2}}
+	energy := Confine(leakyEnergy, box)
+	ctx := context.New()
+	if err := ctx.SetRNGStateFromSeed(9); err != nil {
+		t.Fatal(err)
+	}
+	exec := context.MustNewExec(testutil.Backend(), ctx, func(ctx *context.Context, x0 *Node) []*Node {
+		x, acc := MixedSweeps(ctx, energy, x0, layout, Scalar(x0.Graph(), x0.DType(), 0.8), 40, 3)
+		return []*Node{x, acc}
+	})
+	start := make([]float64, chains*3)
+	for i := range chains {
+		start[i*3], start[i*3+1] = 0.5, 1
+	}
+	return tensors.MustCopyFlatData[float64](exec.MustExec(tensors.FromFlatDataAndDimensions(start, chains, 3))[0])
+}
+
+// TestPinnedSweepsSampleTheConditionalLaw pins the category of
+// TestConfinedSweepsSampleTheRestrictedLaw's rows: pinned at, chains
+// started off all move to it and x follows N(0, 1), x | at's exact law
+// (no box then); pinned off, with the box, none leaves it and x follows
+// eˣ/(e − 1) on [0, 1]. 4,000 chains each.
+func TestPinnedSweepsSampleTheConditionalLaw(t *testing.T) {
+	const chains = 4000
+	for _, tc := range []struct {
+		name         string
+		box          Box
+		at           float64 // every chain's category
+		mean, second float64
+		lo, hi       float64 // x's range
+	}{
+		{"at", Box{Pinned: []int{2}}, 1, 0, 1, math.Inf(-1), math.Inf(1)},
+		{"off", Box{Lo: []float64{0}, Hi: []float64{1}, FreeAt: []int{2}, Pinned: []int{1}}, 0, 1 / (math.E - 1), (math.E - 2) / (math.E - 1), 0, 1},
+	} {
+		rows := confinedChains(t, tc.box, chains)
+		var sum, sq float64
+		for i := range chains {
+			x, off, at := rows[i*3], rows[i*3+1], rows[i*3+2]
+			if at != tc.at || off != 1-tc.at || x < tc.lo || x > tc.hi {
+				t.Fatalf("pinned %s: chain %d at (%v, %v, %v)", tc.name, i, x, off, at)
+			}
+			sum, sq = sum+x, sq+x*x
+		}
+		sd := math.Sqrt(tc.second - tc.mean*tc.mean)
+		if m := sum / chains; math.Abs(m-tc.mean) > 4.5*sd/math.Sqrt(chains) {
+			t.Errorf("pinned %s: x's mean %.4f, exact %.4f", tc.name, m, tc.mean)
+		}
+		if s := sq / chains; math.Abs(s-tc.second) > 0.03*tc.second {
+			t.Errorf("pinned %s: x's second moment %.4f, exact %.4f", tc.name, s, tc.second)
+		}
 	}
 }
