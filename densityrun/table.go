@@ -470,7 +470,7 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 	if err := writeScores(filepath.Join(folder, ScoresFile), split.testRows, testE); err != nil {
 		return r, err
 	}
-	samples, err := sampleRows(b, model, cfg, rec, train, o, &r)
+	samples, err := sampleRows(b, model, cfg, rec, rowDraw{rows: o.Samples, sweeps: o.Sweeps, seed: o.Seed, starts: train, stop: o.Stop}, &r)
 	if err != nil {
 		return r, err
 	}
@@ -660,46 +660,58 @@ func blockOf(s table.Schema, name string) (at, k int) {
 	panic(fmt.Errorf("densityrun: no categorical column %q", name))
 }
 
-// sampleRows draws o.Samples synthetic rows: chains started at training
-// rows drawn with replacement, o.Sweeps sweeps of sampling.MixedSweeps
-// (cfg.Mixed.MALASteps MALA steps each), the first quarter of them a
-// warm-up that tunes MALA's step toward an acceptance of 0.574 from
-// cfg.Mixed.StepSize (sampling.TuneMixed; a sharp energy accepted 3 % of
-// a fixed step of 0.1), the rest at the tuned step in compiled blocks of
-// 10; a stop (o.Stop) between blocks ends it with training.ErrStopped.
-// The chains stay in the training rows' range (sampling.Confine on
-// table.Schema.NumberBox; a number at its spike free). It sets r's sample
-// step size and acceptance.
-func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, train []float32, o TableOptions, r *TableResults) ([]float32, error) {
+// rowDraw says which rows sampleRows draws: rows chains started at rows
+// of starts (encoded rows, drawn with replacement by seed), sweeps sweeps,
+// the categories at pinned held fixed (sampling.Box.Pinned: the law given
+// them); a stop between blocks ends it.
+type rowDraw struct {
+	rows, sweeps int
+	seed         int64
+	starts       []float32
+	pinned       []int
+	stop         <-chan os.Signal
+}
+
+// sampleRows draws d.rows synthetic rows: chains started at d.starts'
+// rows, d.sweeps sweeps of sampling.MixedSweeps (cfg.Mixed.MALASteps MALA
+// steps each), the first quarter of them a warm-up that tunes MALA's step
+// toward an acceptance of 0.574 from cfg.Mixed.StepSize
+// (sampling.TuneMixed; a sharp energy accepted 3 % of a fixed step of
+// 0.1), the rest at the tuned step in compiled blocks of 10; a stop
+// (d.stop) between blocks ends it with training.ErrStopped. The chains
+// stay in the training rows' range (sampling.Confine on
+// table.Schema.NumberBox; a number at its spike free), and at d.pinned's
+// categories. It sets r's sample step size and acceptance.
+func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, d rowDraw, r *TableResults) ([]float32, error) {
 	width := rec.Schema.Width()
 	layout := mixedLayout(rec.Schema)
-	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x73616d70))
-	start := make([]float32, 0, o.Samples*width)
-	for range o.Samples {
-		i := rng.IntN(len(train) / width)
-		start = append(start, train[i*width:(i+1)*width]...)
+	rng := rand.New(rand.NewPCG(uint64(d.seed), 0x73616d70))
+	start := make([]float32, 0, d.rows*width)
+	for range d.rows {
+		i := rng.IntN(len(d.starts) / width)
+		start = append(start, d.starts[i*width:(i+1)*width]...)
 	}
-	x := tensors.FromFlatDataAndDimensions(start, o.Samples, width)
+	x := tensors.FromFlatDataAndDimensions(start, d.rows, width)
 	ctx := model.Context()
 	// The chains stay in the training rows' range (a number at its spike
 	// free): an energy may have basins past the rows that long chains
 	// would fall into, and Decode would write them at the range's edge.
-	var box sampling.Box
+	box := sampling.Box{Pinned: d.pinned}
 	box.Lo, box.Hi, box.FreeAt = rec.Schema.NumberBox(rec.Standardizer)
 	energy := func(ctx *context.Context) losses.EnergyFn {
 		return sampling.Confine(density.AveragedEnergy(ctx, cfg), box)
 	}
-	step, sweeps := cfg.Mixed.StepSize, o.Sweeps
+	step, sweeps := cfg.Mixed.StepSize, d.sweeps
 	mala := layout.Numeric > 0 && cfg.Mixed.MALASteps > 0
-	if warmup := o.Sweeps / 4; warmup > 0 && mala {
-		fmt.Printf("%s: tuning MALA's step over %d sweeps of %d synthetic rows\n", cfg.Method, warmup, o.Samples)
+	if warmup := d.sweeps / 4; warmup > 0 && mala {
+		fmt.Printf("%s: tuning MALA's step over %d sweeps of %d synthetic rows\n", cfg.Method, warmup, d.rows)
 		tuned, after, err := sampling.TuneMixed(b, ctx, energy(ctx), x, layout, cfg.Mixed.MALASteps,
 			sampling.TuneConfig{Target: 0.574, InitialStepSize: step, WarmupSteps: warmup})
 		if err != nil {
 			return nil, err
 		}
 		x.FinalizeAll()
-		x, step, sweeps = after, tuned, o.Sweeps-warmup
+		x, step, sweeps = after, tuned, d.sweeps-warmup
 	}
 	const block = 10
 	exec, err := context.NewExec(b, ctx, func(ctx *context.Context, x *Node) []*Node {
@@ -711,10 +723,10 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 	}
 	var acceptance float64
 	blocks := (sweeps + block - 1) / block
-	bar := progress.New(fmt.Sprintf("%s: sweeps of %d synthetic rows", cfg.Method, o.Samples), blocks*block)
+	bar := progress.New(fmt.Sprintf("%s: sweeps of %d synthetic rows", cfg.Method, d.rows), blocks*block)
 	for range blocks {
 		select { // the rows can take minutes: a stop ends them (a rerun samples anew)
-		case <-o.Stop:
+		case <-d.stop:
 			return nil, fmt.Errorf("%s: sampling rows: %w", cfg.Method, training.ErrStopped)
 		default:
 		}
@@ -725,7 +737,7 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 		x.FinalizeAll()
 		x = outs[0]
 		for _, v := range tensors.MustCopyFlatData[float32](outs[1]) {
-			acceptance += float64(v) / float64(blocks*o.Samples)
+			acceptance += float64(v) / float64(blocks*d.rows)
 		}
 		outs[1].FinalizeAll()
 		bar.Add(block)

@@ -1,0 +1,175 @@
+package densityrun
+
+import (
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/edlebm/edlebm/datasets/table"
+	"github.com/edlebm/edlebm/density"
+	"github.com/edlebm/edlebm/internal/testutil"
+)
+
+// TestSampleTableDrawsTheConditionalLaw draws 2,000 rows of a trained
+// mixed run given its kind, a and then c, and checks them against the
+// model's own conditional law computed apart from the sampler: p(size |
+// kind) ∝ exp(−E(size, kind)) on the training rows' range of sizes (where
+// the chains are confined), by quadrature over 2,001 sizes scored by
+// TableModel. Every row has the kind asked for; the sizes' mean within 4.5
+// standard errors and their variance within 10 % of the quadrature's. The
+// same for chains started at rows of kind a set to c (one sweep instead of
+// 40 leaves them at a's sizes: mean 0.54 against c's 1.45). Then the
+// refusals, each by name.
+func TestSampleTableDrawsTheConditionalLaw(t *testing.T) {
+	run := mixedRun(t)
+	b := openBackend(t)
+	m, err := OpenTableModel(b, run, "med")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := m.Schema.Columns[0].Range[0], m.Schema.Columns[0].Range[1]
+	for _, kind := range []string{"a", "c"} {
+		mean, variance := conditionalSizeMoments(t, m, kind, lo, hi)
+		r, err := SampleTable(TableSampleOptions{Run: run, Conditions: map[string]string{"kind": kind}, Rows: 2000, Sweeps: 40, Backend: testutil.BackendName()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(run, "med", "samples-kind="+kind+".csv"); r.Out != want || r.Starts == 0 {
+			t.Errorf("kind %s: written to %s from %d starts; want %s, from its training rows", kind, r.Out, r.Starts, want)
+		}
+		rows := testutil.ReadCSV(t, r.Out)
+		if strings.Join(rows[0], ",") != "size,kind" || len(rows) != 2001 {
+			t.Fatalf("kind %s: %d lines under %q", kind, len(rows), rows[0])
+		}
+		var sum, sq float64
+		for _, row := range rows[1:] {
+			size, _ := strconv.ParseFloat(row[0], 64)
+			if row[1] != kind || size < lo || size > hi {
+				t.Fatalf("kind %s: a row %q", kind, row)
+			}
+			sum, sq = sum+size, sq+size*size
+		}
+		gotMean, gotVar := sum/2000, sq/2000-(sum/2000)*(sum/2000)
+		if math.Abs(gotMean-mean) > 4.5*math.Sqrt(variance/2000) || math.Abs(gotVar-variance) > 0.1*variance {
+			t.Errorf("kind %s: sizes' mean %.4f, variance %.4f; the model's law given it %.4f, %.4f", kind, gotMean, gotVar, mean, variance)
+		}
+	}
+
+	// Chains started at rows of kind a set to c must move their sizes to
+	// c's law: the check above alone would pass for chains that stayed at
+	// starts drawn from a well-fitted model's training rows.
+	mean, variance := conditionalSizeMoments(t, m, "c", lo, hi)
+	cfg, err := density.SavedConfig(methodFolder(run, "med").Checkpoints())
+	if err != nil {
+		t.Fatal(err)
+	}
+	width := m.Schema.Width()
+	var kindA []float32
+	tab, err := table.Read(m.record.File, m.record.Read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded, err := m.Encode(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aAt, _ := blockOf(m.Schema, "kind")
+	cAt := aAt + 2
+	kindA = pinRows(rowsMeeting(rowsOf(encoded, width, m.record.Train), width, []int{aAt}), m.Schema, []int{cAt})
+	drawn, err := sampleRows(b, m.model, cfg, m.record, rowDraw{rows: 2000, sweeps: 40, seed: 3, starts: kindA, pinned: []int{cAt}}, &TableResults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum, sq float64
+	for i := range 2000 {
+		size := float64(drawn[i*width])*m.record.Standardizer.Std[0] + m.record.Standardizer.Mean[0]
+		sum, sq = sum+size, sq+size*size
+	}
+	if gotMean, gotVar := sum/2000, sq/2000-(sum/2000)*(sum/2000); math.Abs(gotMean-mean) > 4.5*math.Sqrt(variance/2000) || math.Abs(gotVar-variance) > 0.1*variance {
+		t.Errorf("chains from kind a's rows pinned to c: sizes' mean %.4f, variance %.4f; the model's law given c %.4f, %.4f", gotMean, gotVar, mean, variance)
+	}
+
+	for _, tc := range []struct {
+		o    TableSampleOptions
+		want string
+	}{
+		{TableSampleOptions{Run: run, Conditions: map[string]string{"size": "1"}}, `column "size": want a categorical column`},
+		{TableSampleOptions{Run: run, Conditions: map[string]string{"kind": "z"}}, `category "z" was not in the training rows`},
+		{TableSampleOptions{Run: run, Conditions: map[string]string{"colour": "red"}}, `column "colour": want a categorical column`},
+		{TableSampleOptions{Run: t.TempDir()}, "not a train-table run folder"},
+		{TableSampleOptions{Run: run, Rows: -1}, "Options.Rows -1"},
+		{TableSampleOptions{Run: run, Method: "ed"}, "Options.Method ed: must be one of"},
+	} {
+		if _, err := SampleTable(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v; want an error containing %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+// conditionalSizeMoments is the mean and variance of size given kind
+// under m's law on [lo, hi], by the trapezoid rule over 2,001 sizes.
+func conditionalSizeMoments(t *testing.T, m *TableModel, kind string, lo, hi float64) (mean, variance float64) {
+	t.Helper()
+	const n = 2001
+	records := make([][]string, n)
+	sizes := make([]float64, n)
+	for i := range n {
+		sizes[i] = lo + (hi-lo)*float64(i)/(n-1)
+		records[i] = []string{strconv.FormatFloat(sizes[i], 'g', -1, 64), kind}
+	}
+	tab, err := m.Schema.ParseRows("the grid", []string{"size", "kind"}, records, table.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded, err := m.Encode(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	energies, _, err := m.Score(encoded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	least := slices.Min(energies)
+	var z, first, second float64
+	for i, e := range energies {
+		w := math.Exp(least - e)
+		if i == 0 || i == n-1 {
+			w /= 2
+		}
+		z, first, second = z+w, first+w*sizes[i], second+w*sizes[i]*sizes[i]
+	}
+	mean = first / z
+	return mean, second/z - mean*mean
+}
+
+// TestRowsMeetingAndPinRows: of three encoded rows (a number, then blocks
+// of 2 and 3 categories) those with both pinned categories are picked by
+// hand; pinning rewrites each row's blocks to them and nothing else.
+func TestRowsMeetingAndPinRows(t *testing.T) {
+	s := table.Schema{Columns: []table.Column{
+		{Name: "x", Kind: table.Numeric},
+		{Name: "p", Kind: table.Categorical, Categories: []string{"u", "v"}},
+		{Name: "q", Kind: table.Categorical, Categories: []string{"a", "b", "c"}},
+	}}
+	rows := []float32{
+		0.5, 1, 0, 0, 0, 1,
+		-1, 0, 1, 0, 0, 1,
+		2, 1, 0, 0, 0, 1,
+	}
+	pinned := []int{1, 5} // p = u, q = c
+	if got, want := rowsMeeting(rows, 6, pinned), append(slices.Clone(rows[:6]), rows[12:]...); !slices.Equal(got, want) {
+		t.Errorf("rows meeting p=u, q=c: %v, want rows 1 and 3 %v", got, want)
+	}
+	pinnedRows := pinRows(rows, s, []int{2, 3}) // p = v, q = a
+	want := []float32{
+		0.5, 0, 1, 1, 0, 0,
+		-1, 0, 1, 1, 0, 0,
+		2, 0, 1, 1, 0, 0,
+	}
+	if !slices.Equal(pinnedRows, want) || rows[1] != 1 {
+		t.Errorf("pinned rows %v, want %v (and the rows given untouched)", pinnedRows, want)
+	}
+}
