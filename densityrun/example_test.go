@@ -97,3 +97,19 @@ func ExampleScoreTable() {
 	fmt.Println(report.FlaggedSummary())
 	fmt.Printf("AUPRC %.3f [%.3f, %.3f] with %d anomalies\n", report.AUPRC, report.AUPRCInterval.Lo, report.AUPRCInterval.Hi, report.Anomalies)
 }
+
+// More rows from a trained table model, as `go run ./cmd/sample-table -run
+// runs/table-adult -rows 2000 -condition income=>50K` does: rows from the
+// model's law given a high income, in the table's columns, written to
+// RUN/med/samples-income=>50K.csv. (Not run by go test: densityrun's own
+// tests check the rows against the model's conditional law.)
+func ExampleSampleTable() {
+	r, err := densityrun.SampleTable(densityrun.TableSampleOptions{
+		Run: "runs/table-adult", Rows: 2000,
+		Conditions: map[string]string{"income": ">50K"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d rows from %d training rows with a high income: %s\n", r.Rows, r.Starts, r.Out)
+}
