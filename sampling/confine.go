@@ -34,7 +34,8 @@ const OutsideEnergy = 1e4
 // reaches past the data's range (a basin beyond the rows) then cannot
 // draw its chains away. With Pinned categories it samples the law given
 // them (a Gibbs update of a pinned column keeps its category; a chain
-// started elsewhere moves to it at its first sweep).
+// started elsewhere moves to each pin at its first sweep: the raises add
+// up, so each column's update sees its own).
 func Confine(energy losses.EnergyFn, box Box) losses.EnergyFn {
 	n := len(box.Lo)
 	if len(box.Hi) != n || len(box.FreeAt) != n {
@@ -47,20 +48,22 @@ func Confine(energy losses.EnergyFn, box Box) losses.EnergyFn {
 		if x.Rank() != 2 || x.Shape().Dimensions[1] < n || slices.ContainsFunc(box.Pinned, func(at int) bool { return at < n || at >= x.Shape().Dimensions[1] }) {
 			panic(fmt.Errorf("sampling: confining rows of shape %s to a box of %d numbers and categories pinned at %v", x.Shape(), n, box.Pinned))
 		}
+		// Violations add up: a Gibbs update of one pinned column must still
+		// prefer its pin while another column misses its own.
 		violated := pinsMissed(x, box.Pinned)
 		if n > 0 {
-			violated = Max(violated, outsideBox(x, box))
+			violated = Add(violated, outsideBox(x, box))
 		}
 		return Add(energy(x), MulScalar(StopGradient(violated), OutsideEnergy))
 	}
 }
 
-// pinsMissed is 1 for each row of x without a 1 at one of the places
-// pinned, else 0 ([B]).
+// pinsMissed is, for each row of x, how many of the places pinned do not
+// hold a 1 ([B]).
 func pinsMissed(x *Node, pinned []int) *Node {
 	missed := ZerosLike(SliceAxis(x, 1, AxisElem(0)))
 	for _, at := range pinned {
-		missed = Max(missed, OneMinus(SliceAxis(x, 1, AxisElem(at))))
+		missed = Add(missed, OneMinus(SliceAxis(x, 1, AxisElem(at))))
 	}
 	return Reshape(missed, -1)
 }

@@ -102,20 +102,60 @@ func TestPinnedSweepsSampleTheConditionalLaw(t *testing.T) {
 		{"off", Box{Lo: []float64{0}, Hi: []float64{1}, FreeAt: []int{2}, Pinned: []int{1}}, 0, 1 / (math.E - 1), (math.E - 2) / (math.E - 1), 0, 1},
 	} {
 		rows := confinedChains(t, tc.box, chains)
-		var sum, sq float64
+		var sum, sq, fourth float64
 		for i := range chains {
 			x, off, at := rows[i*3], rows[i*3+1], rows[i*3+2]
 			if at != tc.at || off != 1-tc.at || x < tc.lo || x > tc.hi {
 				t.Fatalf("pinned %s: chain %d at (%v, %v, %v)", tc.name, i, x, off, at)
 			}
-			sum, sq = sum+x, sq+x*x
+			sum, sq, fourth = sum+x, sq+x*x, fourth+x*x*x*x
 		}
 		sd := math.Sqrt(tc.second - tc.mean*tc.mean)
 		if m := sum / chains; math.Abs(m-tc.mean) > 4.5*sd/math.Sqrt(chains) {
 			t.Errorf("pinned %s: x's mean %.4f, exact %.4f", tc.name, m, tc.mean)
 		}
-		if s := sq / chains; math.Abs(s-tc.second) > 0.03*tc.second {
-			t.Errorf("pinned %s: x's second moment %.4f, exact %.4f", tc.name, s, tc.second)
+		s := sq / chains
+		if se := math.Sqrt((fourth/chains - s*s) / chains); math.Abs(s-tc.second) > 4.5*se {
+			t.Errorf("pinned %s: x's second moment %.4f, exact %.4f (± %.4f)", tc.name, s, tc.second, se)
 		}
+	}
+}
+
+// TestTwoPinsFromNeither pins both columns of the known mixed target
+// (TestMixedSweepsSampleAKnownMixedTarget's energy, with c₁'s second
+// category 30 nats up: e⁻³⁰ of the law), c₁ to that category and c₂ to its
+// third, with chains started on neither (x = 0, both first): every chain
+// reaches both pins and x follows N(μ[c₁], 1) = N(1, 1). With the pins'
+// raises not added up (a row missing one pin costing what a row missing
+// both does) c₁'s update cannot see its pin while c₂ misses its own, and
+// the chains stay off them.
+func TestTwoPinsFromNeither(t *testing.T) {
+	const chains = 4000
+	mu := []float64{-0.5, 1}
+	energy := Confine(knownMixedEnergy(mu, [][]float64{{0, 1, 2}, {30, 30, 30}}, chains), Box{Pinned: []int{2, 5}})
+	ctx := context.New()
+	if err := ctx.SetRNGStateFromSeed(5); err != nil {
+		t.Fatal(err)
+	}
+	exec := context.MustNewExec(testutil.Backend(), ctx, func(ctx *context.Context, x0 *Node) []*Node {
+		x, _ := MixedSweeps(ctx, energy, x0, MixedLayout{Numeric: 1, Categories: []int{2, 3}}, Scalar(x0.Graph(), x0.DType(), 1.0), 25, 3)
+		return []*Node{x}
+	})
+	start := make([]float64, chains*6)
+	for i := range chains {
+		start[i*6+1], start[i*6+3] = 1, 1
+	}
+	rows := tensors.MustCopyFlatData[float64](exec.MustExec(tensors.FromFlatDataAndDimensions(start, chains, 6))[0])
+	var sum, sq float64
+	for i := range chains {
+		r := rows[i*6 : (i+1)*6]
+		if r[2] != 1 || r[5] != 1 || r[1]+r[3]+r[4] != 0 {
+			t.Fatalf("chain %d at %v: off its pins", i, r)
+		}
+		sum, sq = sum+r[0], sq+r[0]*r[0]
+	}
+	mean := sum / chains
+	if variance := sq/chains - mean*mean; math.Abs(mean-mu[1]) > 4.5/math.Sqrt(chains) || math.Abs(variance-1) > 4.5*math.Sqrt(2.0/chains) {
+		t.Errorf("x given both pins: mean %.3f, variance %.3f; want 1 and 1", mean, variance)
 	}
 }
