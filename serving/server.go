@@ -316,10 +316,16 @@ func (s *server) score(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.failed(w, r, err)
 	default:
+		body, err := json.Marshal(answer)
+		if err != nil { // a value JSON cannot hold (a NaN): the model's fault, said so
+			s.failed(w, r, fmt.Errorf("the answer cannot be written as JSON: %w", err))
+			return
+		}
 		if a, ok := answer.(TableAnswer); ok {
 			s.met.observeTableRows(a)
 		}
-		writeJSON(w, http.StatusOK, answer)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(append(body, '\n'))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"log"
 	"math"
 	"mime/multipart"
 	"net/http"
@@ -376,5 +377,30 @@ func TestOptionsAreChecked(t *testing.T) {
 		if _, err := o.withDefaults(); err != nil {
 			t.Errorf("%+v: %v", o, err)
 		}
+	}
+}
+
+// nanModel answers every score with a NaN, which JSON cannot hold.
+type nanModel struct{}
+
+func (nanModel) info() Info { return Info{Kind: "rows"} }
+func (nanModel) answerScore(*http.Request) (any, error) {
+	return map[string]float64{"score": math.NaN()}, nil
+}
+func (nanModel) answerSamples() (string, []byte, error) { return "text/plain", nil, nil }
+func (nanModel) Warm() error                            { return nil }
+func (nanModel) Close()                                 {}
+
+// TestAnswerJSONCannotHoldIsA500: an answer with a NaN is a 500 that says
+// why, not a 200 with an empty body.
+func TestAnswerJSONCannotHoldIsA500(t *testing.T) {
+	h, err := NewHandler(nanModel{}, Options{Log: log.New(io.Discard, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newHTTPTestServer(t, h, nanModel{})
+	var answer ErrorAnswer
+	if code := post(t, srv, "/v1/score", "application/json", strings.NewReader("{}"), nil, &answer); code != http.StatusInternalServerError || !strings.Contains(answer.Error, "cannot be written as JSON") {
+		t.Errorf("status %d %q; want 500 saying the answer cannot be written as JSON", code, answer.Error)
 	}
 }
