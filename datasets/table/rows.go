@@ -25,7 +25,7 @@ func ReadRows(path string, s Schema, o Options) (*Table, error) {
 		return nil, err
 	}
 	o.Missing = cmp.Or(o.Missing, MissingError)
-	p := rowParser{t: &Table{Name: filepath.Base(path), Schema: s, Other: map[string][]string{}}, source: path, missing: o.Missing,
+	p := rowParser{t: &Table{Name: filepath.Base(path), Schema: s, Other: map[string][]string{}, newRows: "line"}, source: path, missing: o.Missing,
 		keepUnseen: o.Unseen == UnseenAnomalous, unseenHint: unseenHint}
 	err := vectors.ReadRecords(path, o.SkipRows, func(rec []string, line int) error {
 		if p.header == nil {
@@ -59,7 +59,7 @@ func (s Schema) ParseRows(source string, header []string, records [][]string, o 
 	if o.Missing == MissingDrop {
 		return nil, fmt.Errorf("table: %s: Options.Missing %q: each row given is answered, none dropped", source, MissingDrop)
 	}
-	p := rowParser{t: &Table{Name: source, Schema: s, Other: map[string][]string{}, rowWord: "row"}, source: source, missing: MissingError,
+	p := rowParser{t: &Table{Name: source, Schema: s, Other: map[string][]string{}, newRows: "row"}, source: source, missing: MissingError,
 		keepUnseen: o.Unseen == UnseenAnomalous}
 	if err := p.setHeader(header); err != nil {
 		return nil, err
@@ -244,7 +244,7 @@ func (t *Table) Rows(indices []int) *Table {
 		if t.Lines != nil {
 			out.Lines = append(out.Lines, t.Lines[i])
 		}
-		out.rowWord = t.rowWord
+		out.newRows = t.newRows
 		if t.Unseen != nil {
 			out.Unseen = append(out.Unseen, t.Unseen[i])
 		}

@@ -330,4 +330,19 @@ func TestEncodeRefusesNumbersFarPastTheRows(t *testing.T) {
 	if _, err := tab.Rows([]int{1}).Encode(z); err == nil || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("the row picked: %v, want it named by its line", err)
 	}
+	request, err := s.ParseRows("the request", header, [][]string{row("40", "4000"), row("40", "9.9e99")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := request.Rows([]int{1}).Encode(z); err == nil || !strings.Contains(err.Error(), "the request, row 2,") {
+		t.Errorf("a request's row picked: %v, want it named as the request's row 2", err)
+	}
+	// A table read to train is encoded as it is, however far a row lies.
+	training, err := Read(writeFile(t, "train.csv", "a,b\n1,x\n1e300,y\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := training.Encode(vectors.Standardizer{Mean: []float64{0}, Std: []float64{1}}); err != nil {
+		t.Errorf("the file read to train: %v", err)
+	}
 }

@@ -164,9 +164,10 @@ type Table struct {
 	Unseen []map[string]string
 	// few lists the numeric columns of integers with few distinct values.
 	few []string
-	// rowWord is what Lines count: "line" (a file's, the default) or
-	// "row" (ParseRows').
-	rowWord string
+	// newRows, for rows read against a trained schema, is what Lines
+	// count: "line" (ReadRows': a file's) or "row" (ParseRows'); "" for a
+	// table read to train (Read), whose numbers Encode takes as they are.
+	newRows string
 }
 
 // missingWords are a missing value's spellings (and the empty field).
@@ -571,7 +572,7 @@ func (t *Table) place(i int) string {
 	if t.Lines == nil {
 		return fmt.Sprintf("row %d", i+1)
 	}
-	return fmt.Sprintf("%s %d", cmp.Or(t.rowWord, "line"), t.Lines[i])
+	return fmt.Sprintf("%s %d", cmp.Or(t.newRows, "line"), t.Lines[i])
 }
 
 // MaxDeviations bounds a number's distance from the training rows' mean,
@@ -583,9 +584,11 @@ const MaxDeviations = 1e6
 
 // Encode returns the rows as a model takes them, N × Width values in the
 // schema's kinds: numeric columns first, standardised by z (fitted on the
-// numeric columns, vectors.Fit of NumericSet), then the one-hot Blocks. A
-// number more than MaxDeviations from its column's mean is an error
-// naming its row and column.
+// numeric columns, vectors.Fit of NumericSet), then the one-hot Blocks. In
+// new rows (ReadRows, ParseRows) a number more than MaxDeviations from its
+// column's mean is an error naming its row and column; a table read to
+// train is taken as it is (a held-out row may lie far from a training
+// split whose column hardly varies).
 func (t *Table) Encode(z vectors.Standardizer) ([]float32, error) {
 	numeric := t.Schema.numericColumns()
 	if err := z.Check(len(numeric)); err != nil {
@@ -600,7 +603,7 @@ func (t *Table) Encode(z vectors.Standardizer) ([]float32, error) {
 		numbers := t.Numbers[i*len(numeric) : (i+1)*len(numeric)]
 		for j, v := range numbers {
 			d := (v - z.Mean[j]) / z.Std[j]
-			if !(math.Abs(d) <= MaxDeviations) {
+			if t.newRows != "" && !(math.Abs(d) <= MaxDeviations) {
 				return nil, fmt.Errorf("table: %s, %s, column %q: %g is %.3g standard deviations from the training rows' mean (%g): more than the %g a model scores; a sentinel for a missing value?",
 					t.Name, t.place(i), t.Schema.Columns[numeric[j]].Name, v, d, z.Mean[j], float64(MaxDeviations))
 			}
