@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edlebm/edlebm/backend"
 	"github.com/edlebm/edlebm/datasets/table"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/flagcheck"
+	"github.com/edlebm/edlebm/training"
 )
 
 // TableSampleOptions say which rows SampleTable draws from a finished
@@ -32,8 +34,9 @@ type TableSampleOptions struct {
 	Rows, Sweeps int
 	Seed         int64
 	// Out is the CSV file written, in the table's columns (default
-	// RUN/METHOD/samples-COLUMN=CATEGORY….csv, or samples-more.csv
-	// without conditions).
+	// RUN/METHOD/samples-COLUMN=CATEGORY,….csv, the names' bytes a file
+	// name cannot hold as %XX; samples-more.csv without conditions).
+	// SampleTable holds the run folder's writer lock while it draws.
 	Out, Backend string
 	// Stop, when it receives, ends the sampling with training.ErrStopped.
 	Stop <-chan os.Signal
@@ -68,13 +71,29 @@ func (o TableSampleOptions) withDefaults() (TableSampleOptions, error) {
 		return o, err
 	}
 	if o.Out == "" {
-		name := "more"
+		var parts []string
 		for _, column := range slices.Sorted(maps.Keys(o.Conditions)) {
-			name += "," + column + "=" + o.Conditions[column]
+			parts = append(parts, fileSafe(column)+"="+fileSafe(o.Conditions[column]))
 		}
-		o.Out = filepath.Join(o.Run, o.Method, "samples-"+strings.TrimPrefix(name, "more,")+".csv")
+		o.Out = filepath.Join(o.Run, o.Method, "samples-"+cmp.Or(strings.Join(parts, ","), "more")+".csv")
 	}
 	return o, nil
+}
+
+// fileSafe is s with every byte a file name may not hold on some system
+// (a path separator, < > : " | ? *, a control byte, %) written as %XX, and
+// a leading dot too.
+func fileSafe(s string) string {
+	var b strings.Builder
+	for i := range len(s) {
+		c := s[i]
+		if c < 0x20 || strings.IndexByte(`/\<>:"|?*%`, c) >= 0 || c == '.' && i == 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // SampleTable draws o.Rows synthetic rows from a finished TrainTable run's
@@ -94,7 +113,7 @@ func SampleTable(o TableSampleOptions) (TableSampleReport, error) {
 	}
 	rec, tab, _, err := openTable(TableOptions{Out: o.Run, Data: o.Data})
 	if err != nil {
-		return TableSampleReport{}, fmt.Errorf("Options.Run: %w", err)
+		return TableSampleReport{}, err
 	}
 	pinned, err := conditionPlaces(rec.Schema, o.Conditions)
 	if err != nil {
@@ -110,11 +129,16 @@ func SampleTable(o TableSampleOptions) (TableSampleReport, error) {
 		starts = pinRows(rowsOf(encoded, rec.Schema.Width(), rec.Train), rec.Schema, pinned)
 		fmt.Printf("no training row has every condition's category: the chains start at training rows set to them\n")
 	}
-	b, done, err := openRun(o.Backend, o.Run)
+	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
 	if err != nil {
 		return r, err
 	}
-	defer done()
+	defer b.Finalize()
+	writer, err := training.Folder{Dir: o.Run}.Claim() // as train-table: no training beside it
+	if err != nil {
+		return r, fmt.Errorf("Options.Run: %w", err)
+	}
+	defer writer.Release()
 	model, err := OpenTableModel(b, o.Run, o.Method)
 	if err != nil {
 		return r, fmt.Errorf("Options.Method %s: %w", o.Method, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/table"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/training"
 )
 
 // TestSampleTableDrawsTheConditionalLaw draws 2,000 rows of a trained
@@ -92,6 +93,15 @@ func TestSampleTableDrawsTheConditionalLaw(t *testing.T) {
 		t.Errorf("chains from kind a's rows pinned to c: sizes' mean %.4f, variance %.4f; the model's law given c %.4f, %.4f", gotMean, gotVar, mean, variance)
 	}
 
+	writer, err := training.Folder{Dir: run}.Claim() // another writer: train-table, say
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SampleTable(TableSampleOptions{Run: run, Backend: testutil.BackendName()}); err == nil || !strings.Contains(err.Error(), "Options.Run: run folder") || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("a run folder in use: %v", err)
+	}
+	writer.Release()
+
 	for _, tc := range []struct {
 		o    TableSampleOptions
 		want string
@@ -171,5 +181,22 @@ func TestRowsMeetingAndPinRows(t *testing.T) {
 	}
 	if !slices.Equal(pinnedRows, want) || rows[1] != 1 {
 		t.Errorf("pinned rows %v, want %v (and the rows given untouched)", pinnedRows, want)
+	}
+}
+
+// TestFileSafe: a condition's words become a file name on any system, the
+// unsafe bytes as %XX (an escaped % too, so names stay distinct).
+func TestFileSafe(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"income", "income"},
+		{">50K", "%3E50K"},
+		{"TCP/IP", "TCP%2FIP"},
+		{"../up", "%2E.%2Fup"},
+		{`a\b:c"d|e?f*g%h`, "a%5Cb%3Ac%22d%7Ce%3Ff%2Ag%25h"},
+		{"ümlaut ok", "ümlaut ok"},
+	} {
+		if got := fileSafe(tc.in); got != tc.want {
+			t.Errorf("fileSafe(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -86,7 +86,7 @@ func parseFlags(args []string) (densityrun.TableSampleOptions, flagcheck.Flags, 
 	fs.IntVar(&o.Rows, "rows", 1000, "rows to draw")
 	fs.IntVar(&o.Sweeps, "sweeps", 200, "sweeps of the chains (train-table's -sweeps)")
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the chains")
-	fs.StringVar(&o.Out, "out", "", "the CSV file written (default RUN/METHOD/samples-CONDITIONS.csv)")
+	fs.StringVar(&o.Out, "out", "", "the CSV file written (default RUN/METHOD/samples-COLUMN=CATEGORY,….csv, or samples-more.csv without -condition)")
 	fs.StringVar(&o.Backend, "backend", "auto", backend.FlagUsage)
 	if err := fs.Parse(args); err != nil {
 		return o, nil, err
