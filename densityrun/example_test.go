@@ -101,7 +101,7 @@ func ExampleScoreTable() {
 // More rows from a trained table model, as `go run ./cmd/sample-table -run
 // runs/table-adult -rows 2000 -condition income=>50K` does: rows from the
 // model's law given a high income, in the table's columns, written to
-// RUN/med/samples-income=>50K.csv. (Not run by go test: densityrun's own
+// RUN/med/samples-income=%3E50K.csv. (Not run by go test: densityrun's own
 // tests check the rows against the model's conditional law.)
 func ExampleSampleTable() {
 	r, err := densityrun.SampleTable(densityrun.TableSampleOptions{
