@@ -583,3 +583,30 @@ func TestCategoryShares(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteScoresGivesTheFilesLines: held-out rows of a file with a row
+// dropped for a missing value are written with their lines in the file
+// (lines 4 and 5, not their places among the rows kept) and their values
+// as read, highest energy first.
+func TestWriteScoresGivesTheFilesLines(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "t.csv")
+	if err := os.WriteFile(data, []byte("size,kind\n1.5,a\nNA,b\n2.25,c\n0.1,a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := table.Read(data, table.Options{Missing: table.MissingDrop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ScoresFile)
+	if err := writeScores(path, tab.Rows([]int{2, 1}), []float64{1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	got := testutil.ReadCSV(t, path)
+	want := [][]string{{"rank", "line", "energy", "size", "kind"}, {"1", "4", "2", "2.25", "c"}, {"2", "5", "1", "0.1", "a"}}
+	for i := range want {
+		if i >= len(got) || strings.Join(got[i], ",") != strings.Join(want[i], ",") {
+			t.Fatalf("%s: %q, want %q", ScoresFile, got, want)
+		}
+	}
+}
