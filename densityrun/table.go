@@ -470,7 +470,7 @@ func measureTable(b backends.Backend, model *density.Model, cfg density.Config, 
 	if err := writeScores(filepath.Join(folder, ScoresFile), split.testRows, testE); err != nil {
 		return r, err
 	}
-	samples, err := sampleRows(b, model, cfg, rec, rowDraw{rows: o.Samples, sweeps: o.Sweeps, seed: o.Seed, starts: train, stop: o.Stop}, &r)
+	samples, err := sampleRows(b, model, cfg, rec, rowDraw{rows: o.Samples, sweeps: o.Sweeps, seed: o.Seed, starts: train, box: rangeBox(rec), stop: o.Stop}, &r)
 	if err != nil {
 		return r, err
 	}
@@ -661,15 +661,25 @@ func blockOf(s table.Schema, name string) (at, k int) {
 }
 
 // rowDraw says which rows sampleRows draws: rows chains started at rows
-// of starts (encoded rows, drawn with replacement by seed), sweeps sweeps,
-// the categories at pinned held fixed (sampling.Box.Pinned: the law given
-// them); a stop between blocks ends it.
+// of starts (encoded rows in box, drawn with replacement by seed), sweeps
+// sweeps, kept in box (the training rows' range, table.Schema.NumberBox,
+// and any condition's: the law given it); a stop between blocks ends it.
 type rowDraw struct {
 	rows, sweeps int
 	seed         int64
 	starts       []float32
-	pinned       []int
+	box          sampling.Box
 	stop         <-chan os.Signal
+}
+
+// rangeBox is the training rows' range of each number (a number at its
+// spike free): the box train-table's chains stay in, so that what Decode
+// writes needs no clamping and a basin of the energy past the rows
+// cannot draw them away.
+func rangeBox(rec tableRecord) sampling.Box {
+	var box sampling.Box
+	box.Lo, box.Hi, box.FreeAt = rec.Schema.NumberBox(rec.Standardizer)
+	return box
 }
 
 // sampleRows draws d.rows synthetic rows: chains started at d.starts'
@@ -679,9 +689,8 @@ type rowDraw struct {
 // (sampling.TuneMixed; a sharp energy accepted 3 % of a fixed step of
 // 0.1), the rest at the tuned step in compiled blocks of 10; a stop
 // (d.stop) between blocks ends it with training.ErrStopped. The chains
-// stay in the training rows' range (sampling.Confine on
-// table.Schema.NumberBox; a number at its spike free), and at d.pinned's
-// categories. It sets r's sample step size and acceptance.
+// stay in d.box (sampling.Confine). It sets r's sample step size and
+// acceptance.
 func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, rec tableRecord, d rowDraw, r *TableResults) ([]float32, error) {
 	width := rec.Schema.Width()
 	layout := mixedLayout(rec.Schema)
@@ -693,13 +702,8 @@ func sampleRows(b backends.Backend, model *density.Model, cfg density.Config, re
 	}
 	x := tensors.FromFlatDataAndDimensions(start, d.rows, width)
 	ctx := model.Context()
-	// The chains stay in the training rows' range (a number at its spike
-	// free): an energy may have basins past the rows that long chains
-	// would fall into, and Decode would write them at the range's edge.
-	box := sampling.Box{Pinned: d.pinned}
-	box.Lo, box.Hi, box.FreeAt = rec.Schema.NumberBox(rec.Standardizer)
 	energy := func(ctx *context.Context) losses.EnergyFn {
-		return sampling.Confine(density.AveragedEnergy(ctx, cfg), box)
+		return sampling.Confine(density.AveragedEnergy(ctx, cfg), d.box)
 	}
 	step, sweeps := cfg.Mixed.StepSize, d.sweeps
 	mala := layout.Numeric > 0 && cfg.Mixed.MALASteps > 0

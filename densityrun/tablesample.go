@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/edlebm/edlebm/datasets/table"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/flagcheck"
+	"github.com/edlebm/edlebm/sampling"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -25,9 +28,10 @@ type TableSampleOptions struct {
 	// since training (default: the one the run recorded): the chains start
 	// at its training rows.
 	Run, Method, Data string
-	// Conditions fix categorical columns, by name, to one of their
-	// categories in every row: the rows are drawn from the model's law
-	// given them.
+	// Conditions fix columns, by name, in every row: a categorical
+	// column to one of its categories, a numeric one to a range LO..HI on
+	// the data's scale (either end may be left out: 30.., ..40); the rows
+	// are drawn from the model's law given them.
 	Conditions map[string]string
 	// Rows is how many rows (default 1000); Sweeps the chains' sweeps
 	// (default 200, train-table's); Seed their randomness (default 1).
@@ -47,8 +51,8 @@ type TableSampleReport struct {
 	Rows       int
 	Conditions map[string]string
 	// Starts is how many training rows meet the conditions: the chains
-	// start at them (at any training row, its categories set to the
-	// conditions', when none does).
+	// start at them (at any training row moved to them, its categories set
+	// and numbers clamped, when none does).
 	Starts int
 	// SamplesOutOfRange is the share of each number the chains took
 	// outside the training rows' range (none: they are confined to it).
@@ -101,8 +105,9 @@ func fileSafe(s string) string {
 // rows, confined to their range), with o.Conditions' categories fixed in
 // every row: rows from the model's law given them, p(rest | conditions) ∝
 // exp(−E). It writes them, in the table's columns, to o.Out. A condition
-// on a column that is not categorical, or on a category training never
-// saw, is an error naming it, before any row is drawn.
+// on no column of the table, a category training never saw, or a range
+// that is malformed or outside the training rows' is an error naming it,
+// before any row is drawn.
 func SampleTable(o TableSampleOptions) (TableSampleReport, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -115,7 +120,7 @@ func SampleTable(o TableSampleOptions) (TableSampleReport, error) {
 	if err != nil {
 		return TableSampleReport{}, err
 	}
-	pinned, err := conditionPlaces(rec.Schema, o.Conditions)
+	box, err := conditionBox(rec, o.Conditions)
 	if err != nil {
 		return TableSampleReport{}, err
 	}
@@ -123,11 +128,12 @@ func SampleTable(o TableSampleOptions) (TableSampleReport, error) {
 	if err != nil {
 		return TableSampleReport{}, err
 	}
-	starts := rowsMeeting(rowsOf(encoded, rec.Schema.Width(), rec.Train), rec.Schema.Width(), pinned)
+	train := rowsOf(encoded, rec.Schema.Width(), rec.Train)
+	starts := inBox(train, rec.Schema.Width(), box)
 	r := TableSampleReport{Rows: o.Rows, Conditions: o.Conditions, Starts: len(starts) / rec.Schema.Width(), Out: o.Out}
 	if r.Starts == 0 {
-		starts = pinRows(rowsOf(encoded, rec.Schema.Width(), rec.Train), rec.Schema, pinned)
-		fmt.Printf("no training row has every condition's category: the chains start at training rows set to them\n")
+		starts = moveInto(train, rec.Schema, box)
+		fmt.Printf("no training row meets every condition: the chains start at training rows moved to them\n")
 	}
 	b, err := backend.OpenForCommand(cmp.Or(o.Backend, "auto"))
 	if err != nil {
@@ -149,7 +155,7 @@ func SampleTable(o TableSampleOptions) (TableSampleReport, error) {
 	}
 	start := time.Now()
 	var res TableResults
-	rows, err := sampleRows(b, model.model, cfg, rec, rowDraw{rows: o.Rows, sweeps: o.Sweeps, seed: o.Seed, starts: starts, pinned: pinned, stop: o.Stop}, &res)
+	rows, err := sampleRows(b, model.model, cfg, rec, rowDraw{rows: o.Rows, sweeps: o.Sweeps, seed: o.Seed, starts: starts, box: box, stop: o.Stop}, &res)
 	if err != nil {
 		return r, err
 	}
@@ -161,51 +167,119 @@ func SampleTable(o TableSampleOptions) (TableSampleReport, error) {
 	return r, writeRows(o.Out, rec, rows)
 }
 
-// conditionPlaces is where each condition's category sits in an encoded
-// row of s (its one-hot block's place), in the columns' order.
-func conditionPlaces(s table.Schema, conditions map[string]string) ([]int, error) {
-	var places []int
-	for _, name := range slices.Sorted(maps.Keys(conditions)) {
-		if !isCategorical(s, name) {
-			return nil, fmt.Errorf("Options.Conditions: column %q: want a categorical column of %v", name, s.Header())
+// conditionBox is the box sampleRows keeps the chains in for conditions
+// on a table of schema s: the training rows' range of each number
+// (rangeBox), narrowed to a numeric condition's LO..HI (on the data's
+// scale; either end may be left out), and each categorical condition's
+// category pinned. A spiked number whose spike lies outside its range has
+// its spike's "off" category pinned as well.
+func conditionBox(rec tableRecord, conditions map[string]string) (sampling.Box, error) {
+	s, z := rec.Schema, rec.Standardizer
+	box := rangeBox(rec)
+	numbers := map[string]int{} // each numeric column's place in an encoded row
+	for _, c := range s.Columns {
+		if c.Kind == table.Numeric {
+			numbers[c.Name] = len(numbers)
 		}
-		k, err := s.Code(name, conditions[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(conditions)) {
+		value := conditions[name]
+		if j, ok := numbers[name]; ok {
+			lo, hi, err := parseRange(value)
+			if err != nil {
+				return box, fmt.Errorf("Options.Conditions: column %q: %w", name, err)
+			}
+			box.Lo[j], box.Hi[j] = max(box.Lo[j], (lo-z.Mean[j])/z.Std[j]), min(box.Hi[j], (hi-z.Mean[j])/z.Std[j])
+			if box.Lo[j] > box.Hi[j] {
+				return box, fmt.Errorf("Options.Conditions: column %q: %s lies outside the training rows' range %v", name, value, columnOf(s, name).Range)
+			}
+			if sp := columnOf(s, name).Spike; sp != nil && box.FreeAt[j] >= 0 && (*sp < lo || *sp > hi) {
+				box.Pinned = append(box.Pinned, box.FreeAt[j]-1) // off the spike: its number counts
+				box.FreeAt[j] = -1
+			}
+			continue
+		}
+		if !isCategorical(s, name) {
+			return box, fmt.Errorf("Options.Conditions: column %q: not a column of %v", name, s.Header())
+		}
+		k, err := s.Code(name, value)
 		if err != nil {
-			return nil, fmt.Errorf("Options.Conditions: %w", err)
+			return box, fmt.Errorf("Options.Conditions: %w", err)
 		}
 		at, _ := blockOf(s, name)
-		places = append(places, at+k)
+		box.Pinned = append(box.Pinned, at+k)
 	}
-	return places, nil
+	return box, nil
 }
 
-// rowsMeeting is the encoded rows (width values each) with a 1 at every
-// place of pinned.
-func rowsMeeting(rows []float32, width int, pinned []int) []float32 {
+// parseRange reads LO..HI (either end may be empty: no bound there).
+func parseRange(text string) (lo, hi float64, err error) {
+	l, h, ok := strings.Cut(text, "..")
+	if !ok {
+		return 0, 0, fmt.Errorf("%q: want a range LO..HI of numbers (either end may be left out, as 30.. or ..40)", text)
+	}
+	lo, hi = math.Inf(-1), math.Inf(1)
+	for _, end := range []struct {
+		text string
+		v    *float64
+	}{{l, &lo}, {h, &hi}} {
+		if t := strings.TrimSpace(end.text); t != "" {
+			if *end.v, err = strconv.ParseFloat(t, 64); err != nil || math.IsNaN(*end.v) {
+				return 0, 0, fmt.Errorf("%q: %q is not a number", text, t)
+			}
+		}
+	}
+	if lo > hi {
+		return 0, 0, fmt.Errorf("%q: its low end is above its high end", text)
+	}
+	return lo, hi, nil
+}
+
+// columnOf is s's column of that name.
+func columnOf(s table.Schema, name string) table.Column {
+	return s.Columns[slices.IndexFunc(s.Columns, func(c table.Column) bool { return c.Name == name })]
+}
+
+// inBox is the encoded rows (width values each) inside box: every pinned
+// place at 1, every number in its range unless its FreeAt place is 1.
+func inBox(rows []float32, width int, box sampling.Box) []float32 {
 	var out []float32
 	for i := range len(rows) / width {
 		row := rows[i*width : (i+1)*width]
-		if !slices.ContainsFunc(pinned, func(at int) bool { return row[at] != 1 }) {
+		if !slices.ContainsFunc(box.Pinned, func(at int) bool { return row[at] != 1 }) && numbersInBox(row, box) {
 			out = append(out, row...)
 		}
 	}
 	return out
 }
 
-// pinRows is a copy of the encoded rows with each pinned place's one-hot
-// block set to it.
-func pinRows(rows []float32, s table.Schema, pinned []int) []float32 {
+func numbersInBox(row []float32, box sampling.Box) bool {
+	for j := range box.Lo {
+		free := box.FreeAt[j] >= 0 && row[box.FreeAt[j]] == 1
+		if v := float64(row[j]); !free && (v < box.Lo[j] || v > box.Hi[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// moveInto is a copy of the encoded rows moved into box: each pinned
+// place's one-hot block set to it, each number clamped to its range.
+func moveInto(rows []float32, s table.Schema, box sampling.Box) []float32 {
 	out := slices.Clone(rows)
 	width := s.Width()
-	for _, b := range s.Blocks() {
-		for _, at := range pinned {
-			if at < b.At || at >= b.At+b.Categories {
-				continue
+	for i := range len(out) / width {
+		row := out[i*width : (i+1)*width]
+		for _, b := range s.Blocks() {
+			for _, at := range box.Pinned {
+				if at >= b.At && at < b.At+b.Categories {
+					clear(row[b.At : b.At+b.Categories])
+					row[at] = 1
+				}
 			}
-			for i := range len(out) / width {
-				clear(out[i*width+b.At : i*width+b.At+b.Categories])
-				out[i*width+at] = 1
-			}
+		}
+		for j := range box.Lo {
+			row[j] = float32(min(max(float64(row[j]), box.Lo[j]), box.Hi[j]))
 		}
 	}
 	return out

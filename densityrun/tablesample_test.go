@@ -1,6 +1,7 @@
 package densityrun
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -9,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/edlebm/edlebm/datasets/table"
+	"github.com/edlebm/edlebm/datasets/vectors"
 	"github.com/edlebm/edlebm/density"
 	"github.com/edlebm/edlebm/internal/testutil"
+	"github.com/edlebm/edlebm/sampling"
 	"github.com/edlebm/edlebm/training"
 )
 
@@ -68,7 +71,6 @@ func TestSampleTableDrawsTheConditionalLaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	width := m.Schema.Width()
-	var kindA []float32
 	tab, err := table.Read(m.record.File, m.record.Read)
 	if err != nil {
 		t.Fatal(err)
@@ -78,9 +80,12 @@ func TestSampleTableDrawsTheConditionalLaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	aAt, _ := blockOf(m.Schema, "kind")
-	cAt := aAt + 2
-	kindA = pinRows(rowsMeeting(rowsOf(encoded, width, m.record.Train), width, []int{aAt}), m.Schema, []int{cAt})
-	drawn, err := sampleRows(b, m.model, cfg, m.record, rowDraw{rows: 2000, sweeps: 40, seed: 3, starts: kindA, pinned: []int{cAt}}, &TableResults{})
+	toC, err := conditionBox(m.record, map[string]string{"kind": "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kindA := moveInto(inBox(rowsOf(encoded, width, m.record.Train), width, sampling.Box{Pinned: []int{aAt}}), m.Schema, toC)
+	drawn, err := sampleRows(b, m.model, cfg, m.record, rowDraw{rows: 2000, sweeps: 40, seed: 3, starts: kindA, box: toC}, &TableResults{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +97,8 @@ func TestSampleTableDrawsTheConditionalLaw(t *testing.T) {
 	if gotMean, gotVar := sum/2000, sq/2000-(sum/2000)*(sum/2000); math.Abs(gotMean-mean) > 4.5*math.Sqrt(variance/2000) || math.Abs(gotVar-variance) > 0.1*variance {
 		t.Errorf("chains from kind a's rows pinned to c: sizes' mean %.4f, variance %.4f; the model's law given c %.4f, %.4f", gotMean, gotVar, mean, variance)
 	}
+
+	checkSizeRange(t, run, m, 1, 2)
 
 	writer, err := training.Folder{Dir: run}.Claim() // another writer: train-table, say
 	if err != nil {
@@ -106,9 +113,12 @@ func TestSampleTableDrawsTheConditionalLaw(t *testing.T) {
 		o    TableSampleOptions
 		want string
 	}{
-		{TableSampleOptions{Run: run, Conditions: map[string]string{"size": "1"}}, `column "size": want a categorical column`},
+		{TableSampleOptions{Run: run, Conditions: map[string]string{"size": "1"}}, `column "size": "1": want a range LO..HI`},
+		{TableSampleOptions{Run: run, Conditions: map[string]string{"size": "2..1"}}, `"2..1": its low end is above its high end`},
+		{TableSampleOptions{Run: run, Conditions: map[string]string{"size": "big.."}}, `"big..": "big" is not a number`},
+		{TableSampleOptions{Run: run, Conditions: map[string]string{"size": "100.."}}, `column "size": 100.. lies outside the training rows' range`},
 		{TableSampleOptions{Run: run, Conditions: map[string]string{"kind": "z"}}, `category "z" was not in the training rows`},
-		{TableSampleOptions{Run: run, Conditions: map[string]string{"colour": "red"}}, `column "colour": want a categorical column`},
+		{TableSampleOptions{Run: run, Conditions: map[string]string{"colour": "red"}}, `column "colour": not a column of [size kind]`},
 		{TableSampleOptions{Run: t.TempDir()}, "not a train-table run folder"},
 		{TableSampleOptions{Run: run, Rows: -1}, "Options.Rows -1"},
 		{TableSampleOptions{Run: run, Method: "ed"}, "Options.Method ed: must be one of"},
@@ -122,6 +132,13 @@ func TestSampleTableDrawsTheConditionalLaw(t *testing.T) {
 // conditionalSizeMoments is the mean and variance of size given kind
 // under m's law on [lo, hi], by the trapezoid rule over 2,001 sizes.
 func conditionalSizeMoments(t *testing.T, m *TableModel, kind string, lo, hi float64) (mean, variance float64) {
+	_, mean, variance = sizeLaw(t, m, kind, lo, hi)
+	return mean, variance
+}
+
+// sizeLaw is log ∫ exp(−E(size, kind)) over [lo, hi] and the mean and
+// variance of size under it, by the trapezoid rule over 2,001 sizes.
+func sizeLaw(t *testing.T, m *TableModel, kind string, lo, hi float64) (logZ, mean, variance float64) {
 	t.Helper()
 	const n = 2001
 	records := make([][]string, n)
@@ -152,13 +169,14 @@ func conditionalSizeMoments(t *testing.T, m *TableModel, kind string, lo, hi flo
 		z, first, second = z+w, first+w*sizes[i], second+w*sizes[i]*sizes[i]
 	}
 	mean = first / z
-	return mean, second/z - mean*mean
+	return -least + math.Log(z*(hi-lo)/(n-1)), mean, second/z - mean*mean
 }
 
-// TestRowsMeetingAndPinRows: of three encoded rows (a number, then blocks
-// of 2 and 3 categories) those with both pinned categories are picked by
-// hand; pinning rewrites each row's blocks to them and nothing else.
-func TestRowsMeetingAndPinRows(t *testing.T) {
+// TestInBoxAndMoveInto: of three encoded rows (a number, then blocks of
+// 2 and 3 categories) those in a box (the number in [0, 1], both pinned
+// categories) are picked by hand; moving rows into another box rewrites
+// each row's pinned blocks and clamps its number, and nothing else.
+func TestInBoxAndMoveInto(t *testing.T) {
 	s := table.Schema{Columns: []table.Column{
 		{Name: "x", Kind: table.Numeric},
 		{Name: "p", Kind: table.Categorical, Categories: []string{"u", "v"}},
@@ -166,21 +184,26 @@ func TestRowsMeetingAndPinRows(t *testing.T) {
 	}}
 	rows := []float32{
 		0.5, 1, 0, 0, 0, 1,
-		-1, 0, 1, 0, 0, 1,
+		-1, 1, 0, 0, 0, 1,
+		5, 0, 1, 0, 0, 1,
 		2, 1, 0, 0, 0, 1,
 	}
-	pinned := []int{1, 5} // p = u, q = c
-	if got, want := rowsMeeting(rows, 6, pinned), append(slices.Clone(rows[:6]), rows[12:]...); !slices.Equal(got, want) {
-		t.Errorf("rows meeting p=u, q=c: %v, want rows 1 and 3 %v", got, want)
+	box := sampling.Box{Lo: []float64{0}, Hi: []float64{1}, FreeAt: []int{-1}, Pinned: []int{1, 5}} // p = u, q = c
+	if got := inBox(rows, 6, box); !slices.Equal(got, rows[:6]) {
+		t.Errorf("rows in x ∈ [0, 1], p = u, q = c: %v, want row 1 alone %v", got, rows[:6])
 	}
-	pinnedRows := pinRows(rows, s, []int{2, 3}) // p = v, q = a
+	if free := (sampling.Box{Lo: []float64{0}, Hi: []float64{1}, FreeAt: []int{2}}); !slices.Equal(inBox(rows, 6, free), slices.Concat(rows[:6], rows[12:18])) {
+		t.Errorf("x in [0, 1] or free where p = v: %v, want rows 1 and 3 (x = 5 there, free)", inBox(rows, 6, free))
+	}
+	moved := moveInto(rows, s, sampling.Box{Lo: []float64{0}, Hi: []float64{1}, FreeAt: []int{-1}, Pinned: []int{2, 3}}) // p = v, q = a
 	want := []float32{
 		0.5, 0, 1, 1, 0, 0,
-		-1, 0, 1, 1, 0, 0,
-		2, 0, 1, 1, 0, 0,
+		0, 0, 1, 1, 0, 0,
+		1, 0, 1, 1, 0, 0,
+		1, 0, 1, 1, 0, 0,
 	}
-	if !slices.Equal(pinnedRows, want) || rows[1] != 1 {
-		t.Errorf("pinned rows %v, want %v (and the rows given untouched)", pinnedRows, want)
+	if !slices.Equal(moved, want) || rows[1] != 1 || rows[6] != -1 {
+		t.Errorf("moved rows %v, want %v (and the rows given untouched)", moved, want)
 	}
 }
 
@@ -197,6 +220,91 @@ func TestFileSafe(t *testing.T) {
 	} {
 		if got := fileSafe(tc.in); got != tc.want {
 			t.Errorf("fileSafe(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// checkSizeRange draws 2,000 rows given size ∈ [a, b] and checks them
+// against the model's law there, by quadrature over each kind: every size
+// in range, each kind's share within 4.5 standard errors, the sizes' mean
+// within 4.5 and their variance within 10 %.
+func checkSizeRange(t *testing.T, run string, m *TableModel, a, b float64) {
+	t.Helper()
+	r, err := SampleTable(TableSampleOptions{Run: run, Conditions: map[string]string{"size": fmt.Sprintf("%g..%g", a, b)}, Rows: 2000, Sweeps: 40, Seed: 2, Backend: testutil.BackendName()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := m.Schema.Columns[0].Range
+	lo, hi := max(a, rng[0]), min(b, rng[1])
+	kinds := m.Schema.Columns[1].Categories
+	logZ, means, vars := make([]float64, 3), make([]float64, 3), make([]float64, 3)
+	for k, kind := range kinds {
+		logZ[k], means[k], vars[k] = sizeLaw(t, m, kind, lo, hi)
+	}
+	top := slices.Max(logZ)
+	var total, mean, second float64
+	shares := make([]float64, 3)
+	for k := range kinds {
+		shares[k] = math.Exp(logZ[k] - top)
+		total += shares[k]
+	}
+	for k := range kinds {
+		shares[k] /= total
+		mean += shares[k] * means[k]
+		second += shares[k] * (vars[k] + means[k]*means[k])
+	}
+	variance := second - mean*mean
+	counts := map[string]float64{}
+	var sum, sq float64
+	for _, row := range testutil.ReadCSV(t, r.Out)[1:] {
+		size, _ := strconv.ParseFloat(row[0], 64)
+		if size < lo || size > hi {
+			t.Fatalf("size in [%g, %g]: a row %q", a, b, row)
+		}
+		counts[row[1]]++
+		sum, sq = sum+size, sq+size*size
+	}
+	for k, kind := range kinds {
+		if got, se := counts[kind]/2000, math.Sqrt(shares[k]*(1-shares[k])/2000); math.Abs(got-shares[k]) > 4.5*se+1e-3 {
+			t.Errorf("size in [%g, %g]: kind %s in %.4f of the rows, the model's law %.4f", a, b, kind, got, shares[k])
+		}
+	}
+	if gotMean, gotVar := sum/2000, sq/2000-(sum/2000)*(sum/2000); math.Abs(gotMean-mean) > 4.5*math.Sqrt(variance/2000) || math.Abs(gotVar-variance) > 0.1*variance {
+		t.Errorf("size in [%g, %g]: sizes' mean %.4f, variance %.4f; the model's law %.4f, %.4f", a, b, gotMean, gotVar, mean, variance)
+	}
+}
+
+// TestConditionBox: on a table of a spiked number (balance: range −10…100,
+// spike at 0, standardised as N(10, 5²)) and a category, the box of each
+// condition read by hand — a range narrows the number's bounds in
+// standard units; with the spike outside it the spike's "off" category is
+// pinned and the number no longer free; with the spike inside, the spike
+// stays free; a category pins its place.
+func TestConditionBox(t *testing.T) {
+	zero := 0.0
+	rec := tableRecord{
+		Schema: table.Schema{Columns: []table.Column{
+			{Name: "balance", Kind: table.Numeric, Range: []float64{-10, 100}, Spike: &zero},
+			{Name: "kind", Kind: table.Categorical, Categories: []string{"a", "b"}},
+		}},
+		Standardizer: vectors.Standardizer{Mean: []float64{10}, Std: []float64{5}},
+	}
+	// Encoded: balance at 0, kind's block at 1–2, the spike's block at 3–4 (off, at).
+	for _, tc := range []struct {
+		conditions map[string]string
+		want       sampling.Box
+	}{
+		{nil, sampling.Box{Lo: []float64{-4}, Hi: []float64{18}, FreeAt: []int{4}}},
+		{map[string]string{"balance": "5..15", "kind": "b"}, sampling.Box{Lo: []float64{-1}, Hi: []float64{1}, FreeAt: []int{-1}, Pinned: []int{3, 2}}},
+		{map[string]string{"balance": "-5.."}, sampling.Box{Lo: []float64{-3}, Hi: []float64{18}, FreeAt: []int{4}}},
+		{map[string]string{"balance": "..200"}, sampling.Box{Lo: []float64{-4}, Hi: []float64{18}, FreeAt: []int{4}}},
+	} {
+		got, err := conditionBox(rec, tc.conditions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Lo, tc.want.Lo) || !slices.Equal(got.Hi, tc.want.Hi) || !slices.Equal(got.FreeAt, tc.want.FreeAt) || !slices.Equal(got.Pinned, tc.want.Pinned) {
+			t.Errorf("%v: box %+v, want %+v", tc.conditions, got, tc.want)
 		}
 	}
 }

@@ -1,12 +1,14 @@
 // Command sample-table draws more synthetic rows from a train-table model,
-// as many as asked, optionally with categories fixed: -condition
-// class=poisonous draws rows from the model's law given that class, as
+// as many as asked, optionally given conditions: -condition class=p fixes
+// a category, -condition age=30..40 keeps a number in a range (either end
+// may be left out), and the rows come from the model's law given them, as
 // SDV's conditional sampling does. The chains start at training rows that
 // meet the conditions and stay in the training rows' range; the rows are
 // written in the table's columns, categories as their words, numbers on
 // the data's scale.
 //
 //	go run ./cmd/sample-table -run runs/table-mushroom -rows 500 -condition class=p
+//	go run ./cmd/sample-table -run runs/table-adult -rows 2000 -condition income=>50K -condition age=..30
 //	go run ./cmd/sample-table -run runs/table-adult -rows 10000 -sweeps 20 -out more.csv
 package main
 
@@ -50,7 +52,7 @@ func main() {
 	fmt.Printf(": %s\n", r.Out)
 }
 
-// conditionFlags collects repeated -condition COLUMN=CATEGORY flags.
+// conditionFlags collects repeated -condition COLUMN=VALUE flags.
 type conditionFlags map[string]string
 
 func (c conditionFlags) String() string {
@@ -64,7 +66,7 @@ func (c conditionFlags) String() string {
 func (c conditionFlags) Set(text string) error {
 	name, category, ok := strings.Cut(text, "=")
 	if name, category = strings.TrimSpace(name), strings.TrimSpace(category); !ok || name == "" || category == "" {
-		return fmt.Errorf("%q: want COLUMN=CATEGORY, such as class=p", text)
+		return fmt.Errorf("%q: want COLUMN=CATEGORY or COLUMN=LO..HI, such as class=p or age=30..40", text)
 	}
 	if _, twice := c[name]; twice {
 		return fmt.Errorf("%q: column %q already has a condition", text, name)
@@ -82,7 +84,7 @@ func parseFlags(args []string) (densityrun.TableSampleOptions, flagcheck.Flags, 
 	fs.StringVar(&o.Run, "run", "", "the train-table run folder (required)")
 	fs.StringVar(&o.Method, "method", density.MixedMethods[0], "the run's model that draws: "+strings.Join(density.MixedMethods, " or "))
 	fs.StringVar(&o.Data, "data", "", "the table's CSV file, when it moved since training (default: the run's record)")
-	fs.Var(conditions, "condition", "COLUMN=CATEGORY: a categorical column fixed in every row (repeatable)")
+	fs.Var(conditions, "condition", "COLUMN=CATEGORY (a category fixed) or COLUMN=LO..HI (a number kept in a range, either end optional) in every row; repeatable")
 	fs.IntVar(&o.Rows, "rows", 1000, "rows to draw")
 	fs.IntVar(&o.Sweeps, "sweeps", 200, "sweeps of the chains (train-table's -sweeps)")
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the chains")

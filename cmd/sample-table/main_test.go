@@ -11,11 +11,11 @@ import (
 // TestParseFlags: repeated conditions, bad ones named by the flag, and the
 // run layer's refusals explained as flags.
 func TestParseFlags(t *testing.T) {
-	o, _, err := parseFlags([]string{"-run", "runs/t", "-condition", "class=p", "-condition", " odor = n ", "-rows", "50"})
+	o, _, err := parseFlags([]string{"-run", "runs/t", "-condition", "class=p", "-condition", " odor = n ", "-condition", "age=..30", "-rows", "50"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Run != "runs/t" || o.Method != "med" || o.Rows != 50 || o.Sweeps != 200 || !maps.Equal(o.Conditions, map[string]string{"class": "p", "odor": "n"}) {
+	if o.Run != "runs/t" || o.Method != "med" || o.Rows != 50 || o.Sweeps != 200 || !maps.Equal(o.Conditions, map[string]string{"class": "p", "odor": "n", "age": "..30"}) {
 		t.Errorf("options %+v", o)
 	}
 	for _, tc := range []struct {
