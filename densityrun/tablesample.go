@@ -102,9 +102,9 @@ func fileSafe(s string) string {
 
 // SampleTable draws o.Rows synthetic rows from a finished TrainTable run's
 // model, as train-table draws its own (sampling.MixedSweeps from training
-// rows, confined to their range), with o.Conditions' categories fixed in
-// every row: rows from the model's law given them, p(rest | conditions) ∝
-// exp(−E). It writes them, in the table's columns, to o.Out. A condition
+// rows, confined to their range), given o.Conditions in every row (a
+// category fixed, a number kept in a range): rows from the model's law
+// given them, p(rest | conditions) ∝ exp(−E). It writes them, in the table's columns, to o.Out. A condition
 // on no column of the table, a category training never saw, or a range
 // that is malformed or outside the training rows' is an error naming it,
 // before any row is drawn.
