@@ -20,7 +20,7 @@ import (
 // x | at ~ N(0, 1). 4,000 chains from x = ½, off.
 func TestConfinedSweepsSampleTheRestrictedLaw(t *testing.T) {
 	const chains = 4000
-	rows := confinedChains(t, Box{Lo: []float64{0}, Hi: []float64{1}, FreeAt: []int{2}}, chains)
+	rows := confinedChains(t, Box{Lo: []float64{0}, Hi: []float64{1}, FreeAt: []int{2}}, chains, 15)
 	var atN, offN, offSum, offSq, atSum, atSq float64
 	for i := range chains {
 		x, at := rows[i*3], rows[i*3+2]
@@ -63,9 +63,9 @@ func leakyEnergy(row *Node) *Node {
 	return Reshape(Add(Mul(off, Neg(x)), Mul(at, DivScalar(Square(x), 2))), -1)
 }
 
-// confinedChains runs the mixed sampler on leakyEnergy confined to box, 40
+// confinedChains runs the mixed sampler on leakyEnergy confined to box,
 // sweeps of chains from x = ½, off, and returns the rows.
-func confinedChains(t *testing.T, box Box, chains int) []float64 {
+func confinedChains(t *testing.T, box Box, chains, sweeps int) []float64 {
 	t.Helper()
 	layout := MixedLayout{Numeric: 1, Categories: []int{2}}
 	energy := Confine(leakyEnergy, box)
@@ -74,7 +74,7 @@ func confinedChains(t *testing.T, box Box, chains int) []float64 {
 		t.Fatal(err)
 	}
 	exec := context.MustNewExec(testutil.Backend(), ctx, func(ctx *context.Context, x0 *Node) []*Node {
-		x, acc := MixedSweeps(ctx, energy, x0, layout, Scalar(x0.Graph(), x0.DType(), 0.8), 40, 3)
+		x, acc := MixedSweeps(ctx, energy, x0, layout, Scalar(x0.Graph(), x0.DType(), 0.8), sweeps, 3)
 		return []*Node{x, acc}
 	})
 	start := make([]float64, chains*3)
@@ -88,7 +88,7 @@ func confinedChains(t *testing.T, box Box, chains int) []float64 {
 // TestConfinedSweepsSampleTheRestrictedLaw's rows: pinned at, chains
 // started off all move to it and x follows N(0, 1), x | at's exact law
 // (no box then); pinned off, with the box, none leaves it and x follows
-// eˣ/(e − 1) on [0, 1]. 4,000 chains each.
+// eˣ/(e − 1) on [0, 1]. 4,000 chains each, 12 sweeps.
 func TestPinnedSweepsSampleTheConditionalLaw(t *testing.T) {
 	const chains = 4000
 	for _, tc := range []struct {
@@ -101,7 +101,7 @@ func TestPinnedSweepsSampleTheConditionalLaw(t *testing.T) {
 		{"at", Box{Pinned: []int{2}}, 1, 0, 1, math.Inf(-1), math.Inf(1)},
 		{"off", Box{Lo: []float64{0}, Hi: []float64{1}, FreeAt: []int{2}, Pinned: []int{1}}, 0, 1 / (math.E - 1), (math.E - 2) / (math.E - 1), 0, 1},
 	} {
-		rows := confinedChains(t, tc.box, chains)
+		rows := confinedChains(t, tc.box, chains, 12) // the graph unrolls its sweeps: fewer compile faster
 		var sum, sq, fourth float64
 		for i := range chains {
 			x, off, at := rows[i*3], rows[i*3+1], rows[i*3+2]
@@ -138,7 +138,7 @@ func TestTwoPinsFromNeither(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec := context.MustNewExec(testutil.Backend(), ctx, func(ctx *context.Context, x0 *Node) []*Node {
-		x, _ := MixedSweeps(ctx, energy, x0, MixedLayout{Numeric: 1, Categories: []int{2, 3}}, Scalar(x0.Graph(), x0.DType(), 1.0), 25, 3)
+		x, _ := MixedSweeps(ctx, energy, x0, MixedLayout{Numeric: 1, Categories: []int{2, 3}}, Scalar(x0.Graph(), x0.DType(), 1.0), 10, 3)
 		return []*Node{x}
 	})
 	start := make([]float64, chains*6)
