@@ -25,7 +25,7 @@ import (
 // TableModel. Every row has the kind asked for; the sizes' mean within 4.5
 // standard errors and their variance within 10 % of the quadrature's. The
 // same for chains started at rows of kind a set to c (one sweep instead of
-// 40 leaves them at a's sizes: mean 0.54 against c's 1.45). Then the
+// 20 leaves them at a's sizes: mean 0.54 against c's 1.45). Then the
 // refusals, each by name.
 func TestSampleTableDrawsTheConditionalLaw(t *testing.T) {
 	run := mixedRun(t)
@@ -37,7 +37,7 @@ func TestSampleTableDrawsTheConditionalLaw(t *testing.T) {
 	lo, hi := m.Schema.Columns[0].Range[0], m.Schema.Columns[0].Range[1]
 	for _, kind := range []string{"a", "c"} {
 		mean, variance := conditionalSizeMoments(t, m, kind, lo, hi)
-		r, err := SampleTable(TableSampleOptions{Run: run, Conditions: map[string]string{"kind": kind}, Rows: 2000, Sweeps: 40, Backend: testutil.BackendName()})
+		r, err := SampleTable(TableSampleOptions{Run: run, Conditions: map[string]string{"kind": kind}, Rows: 2000, Sweeps: 20, Backend: testutil.BackendName()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestSampleTableDrawsTheConditionalLaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	kindA := moveInto(inBox(rowsOf(encoded, width, m.record.Train), width, sampling.Box{Pinned: []int{aAt}}), m.Schema, toC)
-	drawn, err := sampleRows(b, m.model, cfg, m.record, rowDraw{rows: 2000, sweeps: 40, seed: 3, starts: kindA, box: toC}, &TableResults{})
+	drawn, err := sampleRows(b, m.model, cfg, m.record, rowDraw{rows: 2000, sweeps: 20, seed: 3, starts: kindA, box: toC}, &TableResults{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestFileSafe(t *testing.T) {
 // within 4.5 and their variance within 10 %.
 func checkSizeRange(t *testing.T, run string, m *TableModel, a, b float64) {
 	t.Helper()
-	r, err := SampleTable(TableSampleOptions{Run: run, Conditions: map[string]string{"size": fmt.Sprintf("%g..%g", a, b)}, Rows: 2000, Sweeps: 40, Seed: 2, Backend: testutil.BackendName()})
+	r, err := SampleTable(TableSampleOptions{Run: run, Conditions: map[string]string{"size": fmt.Sprintf("%g..%g", a, b)}, Rows: 2000, Sweeps: 20, Seed: 2, Backend: testutil.BackendName()})
 	if err != nil {
 		t.Fatal(err)
 	}
