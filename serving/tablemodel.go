@@ -131,8 +131,11 @@ type TableAnswer struct {
 // saw (rows.Unseen) has energy +Inf and the least p-value.
 func (m *TableModel) Score(ctx context.Context, rows *table.Table) ([]ScoredTableRow, error) {
 	encoded, err := m.model.Encode(rows)
-	if err != nil {
+	if de := new(table.DeviationError); errors.As(err, &de) {
 		return nil, refused(http.StatusUnprocessableEntity, "%v", err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	out, err := m.scores.Do(ctx, encoded, rows.N)
 	if err != nil {

@@ -315,6 +315,9 @@ func TestEncodeRefusesNumbersFarPastTheRows(t *testing.T) {
 		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+		if de := new(DeviationError); err != nil && (!errors.As(err, &de) || de.Place != "the request, row "+strconv.Itoa(len(tc.records))) {
+			t.Errorf("%s: %v, want a *DeviationError placed at the request's last row", tc.name, err)
+		}
 	}
 	p := filepath.Join(t.TempDir(), "new.csv")
 	if err := os.WriteFile(p, []byte(strings.Join(header, ",")+"\n"+strings.Join(row("40", "4000"), ",")+"\n"+strings.Join(row("-1e300", "4000"), ",")+"\n"), 0o644); err != nil {

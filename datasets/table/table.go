@@ -566,6 +566,19 @@ func (s Schema) Width() int {
 	return w
 }
 
+// A DeviationError is Encode's error for a new row's number more than
+// MaxDeviations from its column's training mean (a fault of the row, not
+// of the model).
+type DeviationError struct {
+	Place, Column           string // the file and line, or the request and row
+	Value, Deviations, Mean float64
+}
+
+func (e *DeviationError) Error() string {
+	return fmt.Sprintf("table: %s, column %q: %g is %.3g standard deviations from the training rows' mean (%g): more than the %g a model scores; a sentinel for a missing value?",
+		e.Place, e.Column, e.Value, e.Deviations, e.Mean, float64(MaxDeviations))
+}
+
 // place names row i for an error: its line in the file ("row" and its
 // number for ParseRows' rows), or its place among t's rows.
 func (t *Table) place(i int) string {
@@ -604,8 +617,7 @@ func (t *Table) Encode(z vectors.Standardizer) ([]float32, error) {
 		for j, v := range numbers {
 			d := (v - z.Mean[j]) / z.Std[j]
 			if t.newRows != "" && !(math.Abs(d) <= MaxDeviations) {
-				return nil, fmt.Errorf("table: %s, %s, column %q: %g is %.3g standard deviations from the training rows' mean (%g): more than the %g a model scores; a sentinel for a missing value?",
-					t.Name, t.place(i), t.Schema.Columns[numeric[j]].Name, v, d, z.Mean[j], float64(MaxDeviations))
+				return nil, &DeviationError{Place: t.Name + ", " + t.place(i), Column: t.Schema.Columns[numeric[j]].Name, Value: v, Deviations: d, Mean: z.Mean[j]}
 			}
 			row[j] = float32(d)
 		}
