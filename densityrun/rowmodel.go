@@ -73,16 +73,25 @@ func OpenRowModel(b backends.Backend, run, method string) (*RowModel, error) {
 
 // CheckRows reports whether rows (n × Dim values) are rows the model
 // scores: each holds, in every set-aside column, the value all the
-// training rows held there. The error names the first row at fault (from
-// 1), the column and both values.
+// training rows held there, and in every other column a value at most
+// vectors.MaxDeviations from the training rows' mean (a sentinel such as
+// 9.9e99 would overflow the model's float32 energy). The error names the
+// first row at fault (from 1), the column and the values.
 func (m *RowModel) CheckRows(rows []float64) error {
 	if len(rows)%m.Dim != 0 {
 		return fmt.Errorf("densityrun: %d values are not rows of %d", len(rows), m.Dim)
 	}
+	z := m.record.Standardizer
 	for i := range len(rows) / m.Dim {
 		row := rows[i*m.Dim : (i+1)*m.Dim]
 		if c, off := m.record.offSetAside(row); off {
 			return fmt.Errorf("row %d, %s: %v, but every training row held %v there (a constant column, set aside: the model has no density for another value)", i+1, c, row[c.Index], c.Value)
+		}
+		for k, j := range m.modelled {
+			if d := (row[j] - z.Mean[k]) / z.Std[k]; !(math.Abs(d) <= vectors.MaxDeviations) {
+				return fmt.Errorf("row %d, column %d: %g is %.3g standard deviations from the training rows' mean (%g): more than the %g a model scores; a sentinel for a missing value?",
+					i+1, j+1, row[j], d, z.Mean[k], float64(vectors.MaxDeviations))
+			}
 		}
 	}
 	return nil

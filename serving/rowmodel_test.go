@@ -109,6 +109,7 @@ func TestServiceScoresRowsAsTrainVectors(t *testing.T) {
 		{"null in a row", "application/json", `{"rows": [[13, 2, 2.4], [13, null, 2.4]]}`, http.StatusUnprocessableEntity, "row 2, column 2: null"},
 		{"NaN in a row", "application/json", `{"rows": [[13, NaN, 2.4]]}`, http.StatusBadRequest, "no NaN"},
 		{"a number too large for float64", "application/json", `{"rows": [[13, 1e999, 2.4]]}`, http.StatusBadRequest, "malformed JSON"},
+		{"a sentinel far past the rows", "application/json", `{"rows": [[13, 2, 2.4], [13, 9.9e99, 2.4]]}`, http.StatusUnprocessableEntity, "row 2, column 2: 9.9e+99 is"},
 		{"more rows than the largest batch", "application/json", rowsJSON(0, 5), http.StatusRequestEntityTooLarge, "more than 4"},
 		{"no rows", "application/json", `{"rows": []}`, http.StatusBadRequest, "no rows"},
 		{"an unknown field", "application/json", `{"row": [[1, 2, 3]]}`, http.StatusBadRequest, "unknown field"},

@@ -567,7 +567,7 @@ func (s Schema) Width() int {
 }
 
 // A DeviationError is Encode's error for a new row's number more than
-// MaxDeviations from its column's training mean (a fault of the row, not
+// vectors.MaxDeviations from its column's training mean (a fault of the row, not
 // of the model).
 type DeviationError struct {
 	Place, Column           string // the file and line, or the request and row
@@ -576,7 +576,7 @@ type DeviationError struct {
 
 func (e *DeviationError) Error() string {
 	return fmt.Sprintf("table: %s, column %q: %g is %.3g standard deviations from the training rows' mean (%g): more than the %g a model scores; a sentinel for a missing value?",
-		e.Place, e.Column, e.Value, e.Deviations, e.Mean, float64(MaxDeviations))
+		e.Place, e.Column, e.Value, e.Deviations, e.Mean, float64(vectors.MaxDeviations))
 }
 
 // place names row i for an error: its line in the file ("row" and its
@@ -588,20 +588,13 @@ func (t *Table) place(i int) string {
 	return fmt.Sprintf("%s %d", cmp.Or(t.newRows, "line"), t.Lines[i])
 }
 
-// MaxDeviations bounds a number's distance from the training rows' mean,
-// in their standard deviations, that Encode takes: a model's float32
-// arithmetic overflows (an energy of NaN) not far past 10³⁰, and a value
-// a million deviations out is more often a sentinel (9.9e99 for "none")
-// than a measurement.
-const MaxDeviations = 1e6
-
 // Encode returns the rows as a model takes them, N × Width values in the
 // schema's kinds: numeric columns first, standardised by z (fitted on the
 // numeric columns, vectors.Fit of NumericSet), then the one-hot Blocks. In
-// new rows (ReadRows, ParseRows) a number more than MaxDeviations from its
-// column's mean is an error naming its row and column; a table read to
-// train is taken as it is (a held-out row may lie far from a training
-// split whose column hardly varies).
+// new rows (ReadRows, ParseRows) a number more than vectors.MaxDeviations
+// from its column's mean is a *DeviationError naming its row and column;
+// a table read to train is taken as it is (a held-out row may lie far
+// from a training split whose column hardly varies).
 func (t *Table) Encode(z vectors.Standardizer) ([]float32, error) {
 	numeric := t.Schema.numericColumns()
 	if err := z.Check(len(numeric)); err != nil {
@@ -616,7 +609,7 @@ func (t *Table) Encode(z vectors.Standardizer) ([]float32, error) {
 		numbers := t.Numbers[i*len(numeric) : (i+1)*len(numeric)]
 		for j, v := range numbers {
 			d := (v - z.Mean[j]) / z.Std[j]
-			if t.newRows != "" && !(math.Abs(d) <= MaxDeviations) {
+			if t.newRows != "" && !(math.Abs(d) <= vectors.MaxDeviations) {
 				return nil, &DeviationError{Place: t.Name + ", " + t.place(i), Column: t.Schema.Columns[numeric[j]].Name, Value: v, Deviations: d, Mean: z.Mean[j]}
 			}
 			row[j] = float32(d)

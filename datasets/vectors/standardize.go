@@ -11,6 +11,13 @@ import (
 	"github.com/edlebm/edlebm/npy"
 )
 
+// MaxDeviations bounds a new row's number's distance from the training
+// rows' mean, in their standard deviations, that a model scores: its
+// float32 arithmetic overflows (an energy of NaN) not far past 10³⁰, and a
+// value a million deviations out is more often a sentinel (9.9e99 for
+// "none") than a measurement.
+const MaxDeviations = 1e6
+
 // Standardizer maps each column to zero mean and unit variance with the
 // statistics of the rows it was fitted on; a run records it, so that its
 // evaluation and its samples use the same scale.
