@@ -73,9 +73,10 @@ func OpenRowModel(b backends.Backend, run, method string) (*RowModel, error) {
 
 // CheckRows reports whether rows (n × Dim values) are rows the model
 // scores: each holds, in every set-aside column, the value all the
-// training rows held there, and in every other column a value at most
-// vectors.MaxDeviations from the training rows' mean (a sentinel such as
-// 9.9e99 would overflow the model's float32 energy). The error names the
+// training rows held there, and in every other column that varied in
+// training a value at most vectors.MaxDeviations from the training rows'
+// mean (a sentinel such as 9.9e99 would overflow the model's float32
+// energy). The error names the
 // first row at fault (from 1), the column and the values.
 func (m *RowModel) CheckRows(rows []float64) error {
 	if len(rows)%m.Dim != 0 {
@@ -88,6 +89,9 @@ func (m *RowModel) CheckRows(rows []float64) error {
 			return fmt.Errorf("row %d, %s: %v, but every training row held %v there (a constant column, set aside: the model has no density for another value)", i+1, c, row[c.Index], c.Value)
 		}
 		for k, j := range m.modelled {
+			if z.Std[k] <= 1e-9*max(1, math.Abs(z.Mean[k])) {
+				continue // a constant column the run modelled (ConstantModel, or a run from before set-aside): such runs score any value
+			}
 			if d := (row[j] - z.Mean[k]) / z.Std[k]; !(math.Abs(d) <= vectors.MaxDeviations) {
 				return fmt.Errorf("row %d, column %d: %g is %.3g standard deviations from the training rows' mean (%g): more than the %g a model scores; a sentinel for a missing value?",
 					i+1, j+1, row[j], d, z.Mean[k], float64(vectors.MaxDeviations))
