@@ -92,7 +92,7 @@ func (m *RowModel) CheckRows(rows []float64) error {
 			if z.Std[k] <= 1e-9*max(1, math.Abs(z.Mean[k])) {
 				continue // a constant column the run modelled (ConstantModel, or a run from before set-aside): such runs score any value
 			}
-			if d := (row[j] - z.Mean[k]) / z.Std[k]; !(math.Abs(d) <= vectors.MaxDeviations) {
+			if d, within := z.Deviations(k, row[j]); !within {
 				return fmt.Errorf("row %d, column %d: %g is %.3g standard deviations from the training rows' mean (%g): more than the %g a model scores; a sentinel for a missing value?",
 					i+1, j+1, row[j], d, z.Mean[k], float64(vectors.MaxDeviations))
 			}

@@ -190,10 +190,11 @@ func conditionBox(rec tableRecord, conditions map[string]string) (sampling.Box, 
 				return box, fmt.Errorf("Options.Conditions: column %q: %w", name, err)
 			}
 			box.Lo[j], box.Hi[j] = max(box.Lo[j], (lo-z.Mean[j])/z.Std[j]), min(box.Hi[j], (hi-z.Mean[j])/z.Std[j])
+			c := columnOf(s, name)
 			if box.Lo[j] > box.Hi[j] {
-				return box, fmt.Errorf("Options.Conditions: column %q: %s lies outside the training rows' range %v", name, value, columnOf(s, name).Range)
+				return box, fmt.Errorf("Options.Conditions: column %q: %s lies outside the training rows' range %v", name, value, c.Range)
 			}
-			if sp := columnOf(s, name).Spike; sp != nil && box.FreeAt[j] >= 0 && (*sp < lo || *sp > hi) {
+			if sp := c.Spike; sp != nil && box.FreeAt[j] >= 0 && (*sp < lo || *sp > hi) {
 				box.Pinned = append(box.Pinned, box.FreeAt[j]-1) // off the spike: its number counts
 				box.FreeAt[j] = -1
 			}

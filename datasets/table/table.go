@@ -608,8 +608,8 @@ func (t *Table) Encode(z vectors.Standardizer) ([]float32, error) {
 		row := out[i*width : (i+1)*width]
 		numbers := t.Numbers[i*len(numeric) : (i+1)*len(numeric)]
 		for j, v := range numbers {
-			d := (v - z.Mean[j]) / z.Std[j]
-			if t.newRows != "" && !(math.Abs(d) <= vectors.MaxDeviations) {
+			d, within := z.Deviations(j, v)
+			if t.newRows != "" && !within {
 				return nil, &DeviationError{Place: t.Name + ", " + t.place(i), Column: t.Schema.Columns[numeric[j]].Name, Value: v, Deviations: d, Mean: z.Mean[j]}
 			}
 			row[j] = float32(d)

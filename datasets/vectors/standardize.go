@@ -18,6 +18,13 @@ import (
 // "none") than a measurement.
 const MaxDeviations = 1e6
 
+// Deviations is v's distance from column j's mean in its standard
+// deviations, and whether it is within MaxDeviations (NaN is not).
+func (z Standardizer) Deviations(j int, v float64) (d float64, within bool) {
+	d = (v - z.Mean[j]) / z.Std[j]
+	return d, math.Abs(d) <= MaxDeviations
+}
+
 // Standardizer maps each column to zero mean and unit variance with the
 // statistics of the rows it was fitted on; a run records it, so that its
 // evaluation and its samples use the same scale.
